@@ -1,0 +1,133 @@
+"""Plain, serialisable data the engine reads and returns: sessions, updates, replies, effects."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Session:
+    """One running dialog; everything here round-trips through `to_dict`/`from_dict`."""
+
+    flow: str
+    version: int | None
+    state: str
+    data: dict[str, Any] = field(default_factory=dict)
+    history: list[str] = field(default_factory=list)
+    attempts: int = 0
+    started_at: float = 0.0
+    # Last activity (message, press, event): the idle clock for reminders and session_ttl.
+    updated_at: float = 0.0
+    # When the current state was entered: the clock for `timeout` transitions.
+    entered_at: float = 0.0
+    # The reminder was already sent in this idle spell.
+    reminded: bool = False
+    # A timeout whose `if` was false when due waits for the next activity.
+    timeout_held: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """This session as JSON-ready data."""
+        return {
+            "flow": self.flow, "version": self.version, "state": self.state,
+            "data": self.data, "history": self.history, "attempts": self.attempts,
+            "started_at": self.started_at, "updated_at": self.updated_at,
+            "entered_at": self.entered_at, "reminded": self.reminded,
+            "timeout_held": self.timeout_held,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Session:
+        """A session from `to_dict` output."""
+        return cls(
+            flow=raw["flow"], version=raw.get("version"), state=raw["state"],
+            data=dict(raw.get("data") or {}), history=list(raw.get("history") or []),
+            attempts=int(raw.get("attempts", 0)), started_at=float(raw.get("started_at", 0.0)),
+            updated_at=float(raw.get("updated_at", 0.0)), entered_at=float(raw.get("entered_at", 0.0)),
+            reminded=bool(raw.get("reminded", False)), timeout_held=bool(raw.get("timeout_held", False)),
+        )
+
+
+@dataclass(slots=True)
+class Update:
+    """One incoming update, messenger-neutral.
+
+    kind is one of: "message" (text and/or attachments), "button" (a callback press with `payload`),
+    "event" (external event `name` with `event_payload`), "bot_started" (`start_payload` may be None),
+    "tick" (the clock moved: fire whatever reminder or timeout is due at `now`).
+    """
+
+    kind: str
+    text: str | None = None
+    payload: str | None = None
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    name: str | None = None
+    event_payload: dict[str, Any] = field(default_factory=dict)
+    start_payload: str | None = None
+
+    @classmethod
+    def message(cls, text: str | None = None, attachments: list[dict[str, Any]] | None = None) -> Update:
+        """A text message, optionally with attachments (text is then the caption)."""
+        return cls("message", text=text, attachments=list(attachments or []))
+
+    @classmethod
+    def button(cls, payload: str) -> Update:
+        """A callback button press."""
+        return cls("button", payload=payload)
+
+    @classmethod
+    def event(cls, name: str, payload: dict[str, Any] | None = None) -> Update:
+        """An external event sent through the API."""
+        return cls("event", name=name, event_payload=dict(payload or {}))
+
+    @classmethod
+    def started(cls, payload: str | None = None) -> Update:
+        """The user pressed Start (`bot_started`), maybe through a deep link."""
+        return cls("bot_started", start_payload=payload or None)
+
+    @classmethod
+    def tick(cls) -> Update:
+        """The clock moved; fire what is due."""
+        return cls("tick")
+
+
+@dataclass(slots=True)
+class Reply:
+    """One outgoing message; buttons are MAX-neutral dicts {"text", "payload"} or {"text", "url"}."""
+
+    text: str
+    buttons: list[list[dict[str, str]]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form used by the simulator and the timeline."""
+        return {"text": self.text, "buttons": self.buttons}
+
+
+@dataclass(slots=True)
+class Effect:
+    """A side effect to run after the session is saved (a `webhook` action)."""
+
+    type: str
+    url: str
+    data: dict[str, Any]
+
+
+@dataclass(slots=True)
+class StepResult:
+    """What one update did.
+
+    `session` is None when there is no dialog afterwards (cancelled, final state reached, or never opened).
+    `transition` is the id of the transition that fired, or None. `reason` is a sentence saying why.
+    `outcome` is a short machine word: opened, command:<name>, transition, input_invalid, fallback,
+    ignored, reminder, completed.
+    `completed` holds the final session (state and data) when a final state ended the dialog.
+    """
+
+    session: Session | None
+    replies: list[Reply] = field(default_factory=list)
+    effects: list[Effect] = field(default_factory=list)
+    transition: str | None = None
+    reason: str = ""
+    outcome: str = "ignored"
+    completed: Session | None = None
+    # False when the update never reached a dialog (so idle clocks were not touched).
+    touched: bool = True

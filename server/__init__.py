@@ -1,0 +1,1 @@
+"""The Litestar application: API, persistence and the MAX runtime."""

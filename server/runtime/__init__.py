@@ -1,0 +1,1 @@
+"""The MAX runtime: webhooks, dialog stores, outbox, timers."""

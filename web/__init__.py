@@ -1,0 +1,1 @@
+"""The designer: server-rendered pages, templates and the editor."""
