@@ -1,0 +1,131 @@
+"""Global commands (cancel, restart, back, help), `bot_started`, and opening a dialog."""
+from __future__ import annotations
+
+from typing import Any
+
+from flows.firing import FlowPlan, add_state_messages, add_text, copy_session, new_session, plan
+from flows.model import Flow
+from flows.session import Reply, Session, StepResult, Update
+from flows.templates import compile_template
+
+_EMPTY: dict[str, Any] = {}
+
+
+def match_command(fp: FlowPlan, update: Update) -> str | None:
+    """The command a message text or a button payload names exactly (trimmed, case-insensitive)."""
+    if not fp.commands:
+        return None
+    if update.kind == "message":
+        raw = update.text
+    elif update.kind == "button":
+        raw = update.payload
+    else:
+        return None
+    if not raw:
+        return None
+    return fp.commands.get(raw.strip().lower())
+
+
+def _reply_of(flow: Flow, name: str) -> str | None:
+    cmd = flow.command(name)
+    return cmd.reply if cmd is not None else None
+
+
+def open_dialog(latest: Flow, data: dict[str, Any], now: float, replies: list[Reply], outcome: str,
+                reason: str) -> StepResult:
+    """Start a new dialog at `start` of the flow the bot serves now and send its messages."""
+    lp = plan(latest)
+    sp = lp.states.get(latest.start)
+    if sp is None:
+        add_text(replies, lp.fallback, data)
+        return StepResult(None, replies, [], None,
+                          f"{reason} but the start state {latest.start!r} does not exist; nothing opened.",
+                          "fallback", touched=False)
+    s = new_session(latest, latest.start, data, now)
+    add_state_messages(replies, sp, data)
+    if sp.state.final:
+        return StepResult(None, replies, [], None,
+                          f"{reason}; the start state {latest.start} is final, so the dialog ended at once.",
+                          "completed", s)
+    return StepResult(s, replies, [], None, f"{reason}; the dialog is at {latest.start}.", outcome)
+
+
+def started(flow: Flow, session: Session | None, update: Update, now: float, latest: Flow,
+            note: str) -> StepResult:
+    """`bot_started`: open a dialog, or restart the running one (even when `restart` is disabled)."""
+    payload = update.start_payload
+    data: dict[str, Any] = {"start_payload": payload} if payload not in (None, "") else {}
+    with_payload = f' with payload "{payload}"' if data else ""
+    if session is None:
+        return open_dialog(latest, data, now, [], "opened", f"{note}The user started the bot{with_payload}")
+    replies: list[Reply] = []
+    reply = _reply_of(flow, "restart")
+    if reply:
+        add_text(replies, compile_template(reply), session.data)
+    return open_dialog(latest, data, now, replies, "command:restart",
+                       f"{note}The user started the bot{with_payload} during a dialog, which restarts it")
+
+
+def run(name: str, flow: Flow, fp: FlowPlan, session: Session | None, update: Update, now: float,
+        latest: Flow, note: str) -> StepResult:
+    """Carry out a matched global command; its reply renders against the data before the command."""
+    said = update.text if update.kind == "message" else update.payload
+    what = f'{note}"{(said or "").strip()}" is the {name} command'
+    data = session.data if session is not None else _EMPTY
+    reply = _reply_of(flow if session is not None else latest, name)
+    replies: list[Reply] = []
+    if name == "cancel":
+        if reply:
+            add_text(replies, compile_template(reply), data)
+        if session is None:
+            return StepResult(None, replies, [], None, f"{what}; there was no dialog to cancel.",
+                              "command:cancel", touched=False)
+        return StepResult(None, replies, [], None, f"{what}; the dialog at {session.state} was dropped.",
+                          "command:cancel")
+    if name == "help":
+        if reply:
+            add_text(replies, compile_template(reply), data)
+        if session is None:
+            return StepResult(None, replies, [], None, f"{what}; no dialog is open.", "command:help",
+                              touched=False)
+        s = copy_session(session)
+        _activity(s, now)
+        return StepResult(s, replies, [], None, f"{what}; the dialog stays at {s.state}.", "command:help")
+    if name == "restart":
+        if reply:
+            add_text(replies, compile_template(reply), data)
+        return open_dialog(latest, {}, now, replies, "command:restart", f"{what}, which starts a new dialog")
+    # back
+    if session is None:
+        if latest.settings.start_on == "command":
+            add_text(replies, plan(latest).fallback, _EMPTY)
+            return StepResult(None, replies, [], None,
+                              f"{what}, but there is no dialog and dialogs start only on a command; "
+                              "fallback sent.", "fallback", touched=False)
+        if reply:
+            add_text(replies, compile_template(reply), data)
+        return open_dialog(latest, {}, now, replies, "command:back", f"{what} with no dialog, which opens one")
+    if reply:
+        add_text(replies, compile_template(reply), data)
+    s = copy_session(session)
+    _activity(s, now)
+    while s.history:
+        previous = s.history.pop()
+        sp = fp.states.get(previous)
+        if sp is not None and not sp.state.final:
+            s.state = previous
+            s.entered_at = now
+            s.attempts = 0
+            add_state_messages(replies, sp, s.data)
+            return StepResult(s, replies, [], None, f"{what}; back from {session.state} to {previous}.",
+                              "command:back")
+    add_state_messages(replies, fp.states[s.state], s.data)
+    return StepResult(s, replies, [], None,
+                      f"{what}; {s.state} has no earlier step, so its messages are sent again.", "command:back")
+
+
+def _activity(s: Session, now: float) -> None:
+    """The user did something: the idle clock restarts and held timers may fire again."""
+    s.updated_at = now
+    s.reminded = False
+    s.timeout_held = False

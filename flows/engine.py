@@ -1,0 +1,196 @@
+"""`step`: one incoming update applied to one dialog, as a pure function."""
+from __future__ import annotations
+
+from typing import Any
+
+from flows import commands, inputs, timers
+from flows.conditions import holds
+from flows.firing import (FlowPlan, StatePlan, add_state_messages, add_text, copy_session, fire,
+                          first_holding, plan)
+from flows.model import Flow, Transition
+from flows.session import Effect, Reply, Session, StepResult, Update
+from flows.templates import compile_template
+
+__all__ = ["step", "next_due", "expired"]
+next_due = timers.next_due
+expired = timers.expired
+
+
+def step(flow: Flow, session: Session | None, update: Update, now: float, *,
+         latest: Flow | None = None) -> StepResult:
+    """Apply one update at time `now` to a dialog on `flow` (None: no dialog) and say what happened.
+
+    Never changes `session`; the returned session is a new object unless nothing changed
+    (outcome "ignored"). `latest` is the flow the bot serves now, used when a dialog (re)opens.
+    """
+    if latest is None:
+        latest = flow
+    kind = update.kind
+    note = ""
+    if session is not None:
+        if now - session.updated_at >= flow.settings.session_ttl:
+            if kind == "tick":
+                return StepResult(None, [], [], None,
+                                  f"The dialog at {session.state} was idle for "
+                                  f"{_num(now - session.updated_at)} s, past session_ttl; dropped.",
+                                  "expired", touched=False)
+            note = "The previous dialog had expired. "
+            session = None
+        elif not flow.has_state(session.state):
+            note = f"The dialog's state {session.state!r} no longer exists. "
+            session = None
+    if kind == "tick":
+        if session is None:
+            return StepResult(None, [], [], None, note + "No dialog, nothing is due.", "ignored",
+                              touched=False)
+        return timers.tick(flow, session, now)
+    if kind == "bot_started":
+        return commands.started(flow, session, update, now, latest, note)
+    fp = plan(flow) if session is not None else plan(latest)
+    name = commands.match_command(fp, update)
+    if name is not None:
+        return commands.run(name, flow, fp, session, update, now, latest, note)
+    if session is None:
+        return _no_dialog(latest, fp, update, now, note)
+    return _in_dialog(fp, session, update, now)
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
+
+
+def _no_dialog(latest: Flow, fp: FlowPlan, update: Update, now: float, note: str) -> StepResult:
+    if update.kind == "event":
+        return StepResult(None, [], [], None, f"{note}Event {update.name!r} arrived with no dialog; ignored.",
+                          "ignored", touched=False)
+    if update.kind not in ("message", "button"):
+        return StepResult(None, [], [], None, f"{note}Update {update.kind!r} with no dialog; ignored.",
+                          "ignored", touched=False)
+    if latest.settings.start_on == "command":
+        replies: list[Reply] = []
+        add_text(replies, fp.fallback, {})
+        return StepResult(None, replies, [], None,
+                          f"{note}No dialog, and dialogs start only on a command; fallback sent.",
+                          "fallback", touched=False)
+    return commands.open_dialog(latest, {}, now, [], "opened", f"{note}A first message opened a dialog")
+
+
+def _said(update: Update) -> str:
+    if update.kind == "button":
+        return f'The press "{update.payload}"'
+    if update.kind == "event":
+        return f"Event {update.name!r}"
+    return f'Message "{inputs.shown(update.text, update.attachments)}"'
+
+
+def _fired(fp: FlowPlan, s: Session, tr: Transition, now: float, replies: list[Reply], why: str,
+           data_note: str = "") -> StepResult:
+    effects: list[Effect] = []
+    source = s.state
+    after = fire(fp, s, tr, now, replies, effects)
+    if after is None:
+        return StepResult(None, replies, effects, tr.id,
+                          f"{why}; transition {tr.id} fired from {source} to the final state {tr.target}; "
+                          "the dialog ended.", "completed", s)
+    return StepResult(after, replies, effects, tr.id, f"{why}; transition {tr.id} fired.", "transition")
+
+
+def _matches(entry: tuple[str, Transition, frozenset[str], Any], update: Update, text: str | None) -> bool:
+    on, tr, match_set, rx = entry
+    if on == "button":
+        return update.kind == "button" and update.payload == tr.payload
+    if on == "text":
+        return text is not None and (text.lower() in match_set or (rx is not None and rx.search(text) is not None))
+    if on == "attachment":
+        if update.kind != "message":
+            return False
+        kinds = tr.kinds
+        return any(not kinds or a.get("type") in kinds for a in update.attachments)
+    return update.kind == "event" and update.name == tr.name
+
+
+def _in_dialog(fp: FlowPlan, session: Session, update: Update, now: float) -> StepResult:
+    sp = fp.states[session.state]
+    kind = update.kind
+    text = update.text.strip() if kind == "message" and update.text is not None else None
+    merged: dict[str, Any] | None = None
+    for entry in sp.matchers:
+        if not _matches(entry, update, text):
+            continue
+        tr = entry[1]
+        if kind == "event":
+            if merged is None:
+                merged = {**session.data, **update.event_payload}
+            data = merged
+        else:
+            data = session.data
+        if tr.conditions and not holds(tr.conditions, data):
+            continue
+        s = copy_session(session)
+        if merged is not None:
+            s.data = merged
+        commands._activity(s, now)
+        trigger = f"matched its {entry[0]} trigger"
+        return _fired(fp, s, tr, now, [], f"{_said(update)} {trigger}")
+    if kind == "event":
+        return StepResult(session, [], [], None,
+                          f"Event {update.name!r} is not taken by any transition from {session.state}; "
+                          "nothing changed.", "ignored", touched=False)
+    if kind not in ("message", "button"):
+        return StepResult(session, [], [], None, f"Update {kind!r} is not handled; ignored.", "ignored",
+                          touched=False)
+    s = copy_session(session)
+    commands._activity(s, now)
+    if sp.state.input is not None:
+        return _input(fp, sp, s, update, now)
+    tr = first_holding(sp.on_else, s.data)
+    if tr is not None:
+        return _fired(fp, s, tr, now, [], f"{_said(update)} was taken by the else transition")
+    return _fallback(fp, sp, s, f"{_said(update)} matched nothing in {s.state}; fallback sent.")
+
+
+def _fallback(fp: FlowPlan, sp: StatePlan, s: Session, reason: str) -> StepResult:
+    replies: list[Reply] = []
+    add_text(replies, fp.fallback, s.data)
+    add_state_messages(replies, sp, s.data)
+    return StepResult(s, replies, [], None, reason, "fallback")
+
+
+def _input(fp: FlowPlan, sp: StatePlan, s: Session, update: Update, now: float) -> StepResult:
+    inp = sp.state.input
+    assert inp is not None
+    if update.kind == "button":
+        if update.payload not in sp.own_payloads:
+            return _fallback(fp, sp, s, f'The press "{update.payload}" is not a button of {s.state}; '
+                                        "fallback sent.")
+        text, attachments = update.payload, []
+    else:
+        text, attachments = update.text, update.attachments
+    verdict = inputs.check(inp, text, attachments)
+    quoted = f'Input "{inputs.shown(text, attachments)}"'
+    if verdict.ok:
+        s.attempts = 0
+        if inp.save_as:
+            s.data[inp.save_as] = verdict.value
+        tr = first_holding(sp.on_input, s.data)
+        if tr is not None:
+            return _fired(fp, s, tr, now, [], f"{quoted} {verdict.why}")
+        saved = f" and saved as {inp.save_as}" if inp.save_as else ""
+        return _fallback(fp, sp, s, f"{quoted} {verdict.why}{saved}, but no input transition from "
+                                    f"{s.state} holds; fallback sent.")
+    s.attempts += 1
+    attempts = s.attempts
+    if inp.max_attempts and attempts >= inp.max_attempts:
+        tr = first_holding(sp.on_invalid, s.data)
+        if tr is not None:
+            return _fired(fp, s, tr, now, [],
+                          f"{quoted} {verdict.why}, invalid input {attempts} of {inp.max_attempts} in a row")
+    replies: list[Reply] = []
+    if inp.error:
+        add_text(replies, compile_template(inp.error), s.data)
+        sent = "error sent"
+    else:
+        add_text(replies, fp.fallback, s.data)
+        sent = "fallback sent"
+    counted = f" (invalid {attempts} in a row)" if attempts > 1 else ""
+    return StepResult(s, replies, [], None, f"{quoted} {verdict.why}; {sent}{counted}.", "input_invalid")

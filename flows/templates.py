@@ -1,0 +1,110 @@
+"""Message templates: `{key}` placeholders, `{{`/`}}` literal braces, splitting of long texts."""
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any, Mapping
+
+from flows.model import MESSAGE_LIMIT
+
+_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+# A compiled template is the text itself when it has no placeholder, else a tuple alternating
+# literal text and keys: (literal, key, literal, key, ..., literal).
+Compiled = str | tuple[str, ...]
+
+
+@lru_cache(maxsize=8192)
+def compile_template(text: str) -> Compiled:
+    """Parse a template once; static texts come back as plain strings."""
+    if "{" not in text and "}" not in text:
+        return text
+    parts: list[str] = []
+    literal: list[str] = []
+    pos = 0
+    for m in _TOKEN.finditer(text):
+        literal.append(text[pos:m.start()])
+        key = m.group(1)
+        if key is None:
+            literal.append(m.group(0)[0])
+        else:
+            parts.append("".join(literal))
+            parts.append(key)
+            literal = []
+        pos = m.end()
+    literal.append(text[pos:])
+    if not parts:
+        return "".join(literal)
+    parts.append("".join(literal))
+    return tuple(parts)
+
+
+def value_text(value: Any) -> str:
+    """How one data value reads inside a text: numbers without `.0`, JSON for objects, null as ""."""
+    if value is None:
+        return ""
+    kind = value.__class__
+    if kind is str:
+        return value
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return str(value)
+    if kind is float:
+        return str(int(value)) if value.is_integer() else str(value)
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def render_compiled(compiled: Compiled, data: Mapping[str, Any]) -> str:
+    """Fill a compiled template from data."""
+    if compiled.__class__ is str:
+        return compiled  # type: ignore[return-value]
+    out = [compiled[0]]
+    get = data.get
+    for i in range(1, len(compiled), 2):
+        out.append(value_text(get(compiled[i])))
+        out.append(compiled[i + 1])
+    return "".join(out)
+
+
+def render(text: str, data: Mapping[str, Any]) -> str:
+    """Render a template against data; missing keys and null render as ""."""
+    return render_compiled(compile_template(text), data)
+
+
+def placeholders(text: str) -> list[str]:
+    """The data keys a template reads, in order of appearance."""
+    compiled = compile_template(text)
+    if compiled.__class__ is str:
+        return []
+    return list(compiled[1::2])
+
+
+def split_text(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
+    """Pack a long text into parts of at most `limit` characters, line by line (a longer line is cut)."""
+    if len(text) <= limit:
+        return [text]
+    parts: list[str] = []
+    current: str | None = None
+    for line in text.split("\n"):
+        while len(line) > limit:
+            if current is not None:
+                parts.append(current)
+                current = None
+            parts.append(line[:limit])
+            line = line[limit:]
+        if current is None:
+            current = line
+        elif len(current) + 1 + len(line) <= limit:
+            current = current + "\n" + line
+        else:
+            parts.append(current)
+            current = line
+    if current is not None:
+        parts.append(current)
+    # A part made only of the line break between two parts carries nothing worth sending.
+    kept = [p for p in parts if p]
+    return kept or [text[:limit]]

@@ -1,0 +1,96 @@
+"""Clocks of a dialog: session expiry, the idle reminder and `timeout` transitions."""
+from __future__ import annotations
+
+from flows.conditions import holds
+from flows.firing import add_message, copy_session, fire, plan
+from flows.model import Flow
+from flows.session import Effect, Reply, Session, StepResult
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def expires_at(flow: Flow, session: Session) -> float:
+    """When the dialog expires: `session_ttl` after the last activity."""
+    return session.updated_at + flow.settings.session_ttl
+
+
+def expired(flow: Flow, session: Session, now: float) -> bool:
+    """Whether the dialog has been idle for `session_ttl` seconds or more at `now`."""
+    return now >= session.updated_at + flow.settings.session_ttl
+
+
+def reminder_at(flow: Flow, session: Session) -> float | None:
+    """When the reminder of this idle spell is due, or None (none configured, already sent, final)."""
+    reminder = flow.settings.reminder
+    if reminder is None or session.reminded:
+        return None
+    state = flow.state(session.state)
+    if state is None or state.final:
+        return None
+    return session.updated_at + reminder.after
+
+
+def timeout_at(flow: Flow, session: Session) -> float | None:
+    """When the current state's `timeout` transition is due, or None (none, or held until activity)."""
+    if session.timeout_held:
+        return None
+    sp = plan(flow).states.get(session.state)
+    if sp is None or sp.timeout is None:
+        return None
+    return session.entered_at + float(sp.timeout.after or 0)
+
+
+def next_due(flow: Flow, session: Session | None) -> float | None:
+    """The earliest time a reminder, a timeout or the expiry of this dialog is due (may be past)."""
+    if session is None:
+        return None
+    due = expires_at(flow, session)
+    for when in (reminder_at(flow, session), timeout_at(flow, session)):
+        if when is not None and when < due:
+            due = when
+    return due
+
+
+def tick(flow: Flow, session: Session, now: float) -> StepResult:
+    """Fire what is due at `now` in a live (not expired) dialog; a tick is not activity."""
+    fp = plan(flow)
+    sp = fp.states[session.state]
+    remind_when = reminder_at(flow, session)
+    reminder_due = remind_when is not None and now >= remind_when
+    held = False
+    tr = sp.timeout
+    if tr is not None and not session.timeout_held and now >= session.entered_at + float(tr.after or 0):
+        if not tr.conditions or holds(tr.conditions, session.data):
+            s = copy_session(session)
+            if reminder_due:
+                s.reminded = True  # due together: only the timeout fires, this spell's reminder is spent
+            replies: list[Reply] = []
+            effects: list[Effect] = []
+            after = fire(fp, s, tr, now, replies, effects)
+            reason = (f"The dialog stayed {_num(float(tr.after or 0))} s in {session.state}; "
+                      f"timeout transition {tr.id} fired")
+            if after is None:
+                return StepResult(None, replies, effects, tr.id,
+                                  f"{reason} and reached the final state {tr.target}.", "completed", s,
+                                  touched=False)
+            return StepResult(after, replies, effects, tr.id, reason + ".", "transition", touched=False)
+        held = True
+    if reminder_due:
+        s = copy_session(session)
+        s.reminded = True
+        s.timeout_held = s.timeout_held or held
+        replies = []
+        add_message(replies, fp.reminder, s.data)  # type: ignore[arg-type]
+        reason = f"The user has been idle in {session.state} for {_num(now - session.updated_at)} s; reminder sent."
+        if held:
+            reason += f" Timeout {tr.id} is due but its condition does not hold."  # type: ignore[union-attr]
+        return StepResult(s, replies, [], None, reason, "reminder", touched=False)
+    if held:
+        s = copy_session(session)
+        s.timeout_held = True
+        return StepResult(s, [], [], None,
+                          f"Timeout {tr.id} is due but its condition does not hold; "  # type: ignore[union-attr]
+                          "it waits for the next activity.", "held", touched=False)
+    return StepResult(session, [], [], None, "Nothing is due yet.", "ignored", touched=False)
