@@ -1,0 +1,176 @@
+"""A fake MAX Bot API on a real loopback HTTP server, for tests and local runs.
+
+    python -m server.devtools.fake_max --port 9000 --token TOKEN
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import sys
+import threading
+import time
+from typing import Any
+
+import uvicorn
+
+from server.devtools.fake_max_app import FakeMaxApp, Json, bot_key
+
+__all__ = ["FakeMax", "main"]
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket; port 0 picks a free one."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    return sock
+
+
+def _config(app: Any) -> uvicorn.Config:
+    return uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False,
+                          timeout_graceful_shutdown=1, backlog=2048)
+
+
+class FakeMax(FakeMaxApp):
+    """The fake API served by uvicorn in a background thread: `with FakeMax(tokens={"tok"}) as fake: ...`."""
+
+    def __init__(self, tokens: set[str] | frozenset[str] | None = None, *, host: str = "127.0.0.1",
+                 port: int = 0, max_calls: int = 200_000) -> None:
+        super().__init__(tokens, max_calls=max_calls)
+        self.host = host
+        self.port = port
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """Base URL to give the client (BOTFLOW_MAX_API_URL)."""
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> FakeMax:
+        """Start serving; returns once the server accepts connections."""
+        if self._thread is not None:
+            return self
+        sock = _bind(self.host, self.port)
+        self.port = sock.getsockname()[1]
+        self._server = uvicorn.Server(_config(self))
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name=f"fake-max-{self.port}", daemon=True)
+        self._thread.start()
+        while not self._server.started and self._thread.is_alive():
+            time.sleep(0.005)
+        if not self._server.started:
+            raise RuntimeError("the fake MAX server did not start")
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and wait for the thread (long polls in flight are cut off)."""
+        if self._server is None or self._thread is None:
+            return
+        self._server.should_exit = True
+        self._thread.join(5)
+        if self._thread.is_alive():
+            self._server.force_exit = True
+            self._thread.join(5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeMax:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- reading what the bot did -------------------------------------------------------------------
+    def requests(self, method: str, path: str, token: str | None = None) -> list[Json]:
+        """The calls to one route that the fake answered with 200, optionally for one bot."""
+        bot = None if token is None else bot_key(token)
+        return [c for c in self.calls if c["method"] == method and c["path"] == path
+                and c["status"] == 200 and (bot is None or c["bot"] == bot)]
+
+    def sent_messages(self, chat_id: int | None = None, user_id: int | None = None,
+                      token: str | None = None) -> list[Json]:
+        """Bodies of the messages accepted by POST /messages, oldest first, filtered by recipient."""
+        out = []
+        for call in self.requests("POST", "/messages", token):
+            query = call["query"]
+            if chat_id is not None and query.get("chat_id") != str(chat_id):
+                continue
+            if user_id is not None and query.get("user_id") != str(user_id):
+                continue
+            out.append(call["json"])
+        return out
+
+    def answers(self, token: str | None = None) -> list[Json]:
+        """Accepted button answers: {"callback_id", "message", "notification"}, oldest first."""
+        return [{"callback_id": c["query"].get("callback_id"), "message": c["json"].get("message"),
+                 "notification": c["json"].get("notification")}
+                for c in self.requests("POST", "/answers", token)]
+
+    async def wait_for(self, predicate: Any, timeout: float = 5.0, interval: float = 0.01) -> Any:
+        """Poll `predicate(self)` without blocking the event loop until it is truthy; its value, or TimeoutError."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not (value := predicate(self)):
+            if loop.time() >= deadline:
+                raise TimeoutError(f"fake MAX: condition not met within {timeout} s")
+            await asyncio.sleep(interval)
+        return value
+
+    # ---- control routes, for when it runs on its own ------------------------------------------------
+    async def _admin(self, method: str, path: str, query: dict[str, str], raw: bytes) -> tuple[int, Json]:
+        """GET /_fake/calls, GET /_fake/messages, POST /_fake/{fail,delay,down,updates,reset}."""
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            return 400, {"code": "proto.payload", "message": "Body is not valid JSON"}
+        if not isinstance(body, dict):
+            return 400, {"code": "proto.payload", "message": "Body must be a JSON object"}
+        try:
+            if (method, path) == ("GET", "/_fake/calls"):
+                return 200, {"calls": self.calls}
+            if (method, path) == ("GET", "/_fake/messages"):
+                chat_id, user_id = query.get("chat_id"), query.get("user_id")
+                return 200, {"messages": self.sent_messages(
+                    int(chat_id) if chat_id else None, int(user_id) if user_id else None)}
+            if (method, path) == ("POST", "/_fake/fail"):
+                self.fail_next(int(body.get("n", 1)), int(body.get("status", 503)), body.get("path"))
+            elif (method, path) == ("POST", "/_fake/delay"):
+                self.delay_next(int(body.get("n", 1)), float(body["seconds"]), body.get("path"))
+            elif (method, path) == ("POST", "/_fake/down"):
+                self.set_down(bool(body.get("down", True)))
+            elif (method, path) == ("POST", "/_fake/updates"):
+                updates = body["updates"] if "updates" in body else [body["update"]]
+                markers = [self.push_update(update, body.get("token")) for update in updates]
+                return 200, {"ok": True, "markers": markers}
+            elif (method, path) == ("POST", "/_fake/reset"):
+                self.clear()
+            else:
+                return 404, {"code": "not.found", "message": f"No control route {method} {path}"}
+        except (KeyError, TypeError, ValueError) as exc:
+            return 400, {"code": "proto.payload", "message": f"Bad control request: {exc}"}
+        return 200, {"ok": True}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve the fake API in the foreground until Ctrl+C."""
+    parser = argparse.ArgumentParser(prog="python -m server.devtools.fake_max",
+                                     description="A fake MAX Bot API for local runs and tests.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9000, help="0 picks a free port")
+    parser.add_argument("--token", action="append", default=[],
+                        help="accepted bot token (repeatable); none given accepts any token")
+    args = parser.parse_args(argv)
+    fake = FakeMax(set(args.token), host=args.host, port=args.port)
+    sock = _bind(args.host, args.port)
+    fake.port = sock.getsockname()[1]
+    print(f"Fake MAX API on {fake.url} (tokens: {len(args.token) or 'any'}); "
+          f"set BOTFLOW_MAX_API_URL={fake.url}", flush=True)
+    uvicorn.Server(_config(fake)).run(sockets=[sock])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

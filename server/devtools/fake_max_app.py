@@ -1,0 +1,299 @@
+"""A fake MAX Bot API as a plain ASGI app: records every call, fails or stalls on demand."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+import time
+from collections import deque
+from typing import Any
+from urllib.parse import parse_qsl
+
+from server.devtools.fake_max_checks import Invalid, check_answer, check_message, check_subscription, int_param
+
+Json = dict[str, Any]
+ERROR_CODES = {400: "proto.payload", 401: "verify.token", 404: "not.found", 405: "method.not.allowed",
+               429: "too.many.requests", 500: "internal.error", 503: "service.unavailable"}
+ROUTES = {"/messages": {"POST"}, "/answers": {"POST"}, "/subscriptions": {"GET", "POST", "DELETE"},
+          "/updates": {"GET"}, "/me": {"GET"}}
+
+
+def bot_key(token: str) -> str:
+    """The short, non-secret name under which calls and updates of one token are kept."""
+    return hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
+def _error(status: int, message: str) -> tuple[int, Json]:
+    return status, {"code": ERROR_CODES.get(status, f"http.{status}"), "message": message}
+
+
+class FakeMaxApp:
+    """The ASGI app and its state; public methods are thread-safe so tests can drive it from any thread."""
+
+    def __init__(self, tokens: set[str] | frozenset[str] | None = None, *, max_calls: int = 200_000) -> None:
+        # None (or empty) accepts any non-empty token: handy when run by hand against a real database.
+        self.tokens = frozenset(tokens or ())
+        self._lock = threading.Lock()
+        self._calls: deque[Json] = deque(maxlen=max_calls)
+        self._faults: list[Json] = []
+        self._down = False
+        self._subs: dict[str, dict[str, Json]] = {}
+        self._queues: dict[str, list[tuple[int, Json]]] = {}
+        self._committed: dict[str, int] = {}
+        self._next_seq = 1
+        self._next_mid = 1
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wakers: dict[str, asyncio.Event] = {}
+
+    # ---- the test-facing API ------------------------------------------------------------------------
+    def key(self, token: str | None) -> str:
+        """The bot key for `token`; without one, the only configured token's key."""
+        if token is None:
+            if len(self.tokens) != 1:
+                raise ValueError("several (or no) tokens are configured: say which bot with token=")
+            token = next(iter(self.tokens))
+        return bot_key(token)
+
+    @property
+    def calls(self) -> list[Json]:
+        """Every API call so far, oldest first: method, path, query, headers, json, status, response, time, bot."""
+        with self._lock:
+            return [dict(call) for call in self._calls]
+
+    def subscriptions(self, token: str | None = None) -> list[Json]:
+        """The bot's webhook subscriptions, secrets included (the API itself never shows them)."""
+        with self._lock:
+            return [dict(sub) for sub in self._subs.get(self.key(token), {}).values()]
+
+    def push_update(self, update: Json, token: str | None = None) -> int:
+        """Queue one update for GET /updates of that bot; return its sequence number (the marker after it)."""
+        key = self.key(token)
+        update = {"timestamp": int(time.time() * 1000), **update}
+        with self._lock:
+            seq = self._next_seq
+            self._next_seq += 1
+            self._queues.setdefault(key, []).append((seq, update))
+        self._wake(key)
+        return seq
+
+    def fail_next(self, n: int = 1, status: int = 503, path: str | None = None) -> None:
+        """Answer the next `n` API calls (to `path`, if given) with `status` and a MAX error body."""
+        with self._lock:
+            self._faults.append({"kind": "fail", "n": n, "status": status, "path": path})
+
+    def delay_next(self, n: int, seconds: float, path: str | None = None) -> None:
+        """Hold the next `n` API calls (to `path`, if given) for `seconds` before answering."""
+        with self._lock:
+            self._faults.append({"kind": "delay", "n": n, "seconds": seconds, "path": path})
+
+    def set_down(self, down: bool = True) -> None:
+        """While down, every API call gets 503 service.unavailable."""
+        with self._lock:
+            self._down = down
+
+    def clear(self) -> None:
+        """Forget calls, pending failures and delays, queued updates and subscriptions; come back up."""
+        with self._lock:
+            self._calls.clear()
+            self._faults.clear()
+            self._down = False
+            self._subs.clear()
+            self._queues.clear()
+            self._committed.clear()
+
+    # ---- internals ----------------------------------------------------------------------------------
+    def _wake(self, key: str) -> None:
+        """Wake long polls waiting for `key` (safe from any thread)."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._set_waker, key)
+
+    def _set_waker(self, key: str) -> None:
+        event = self._wakers.get(key)
+        if event is not None:
+            event.set()
+
+    def _take_fault(self, kind: str, path: str) -> Json | None:
+        """Consume one matching pending fault of `kind`, if any (caller holds the lock)."""
+        for fault in self._faults:
+            if fault["kind"] == kind and fault["path"] in (None, path):
+                fault["n"] -= 1
+                if fault["n"] <= 0:
+                    self._faults.remove(fault)
+                return fault
+        return None
+
+    def _authorised(self, token: str) -> bool:
+        return bool(token) and (not self.tokens or token in self.tokens)
+
+    async def __call__(self, scope: Json, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (message := await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        if scope["type"] != "http":
+            return
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        raw = b"".join(chunks)
+        path = scope["path"]
+        query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
+        if path.startswith("/_fake/"):
+            status, answer = await self._admin(scope["method"], path, query, raw)
+        else:
+            status, answer = await self._api(scope, path, query, raw)
+        body = json.dumps(answer, ensure_ascii=False).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json; charset=utf-8"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _admin(self, method: str, path: str, query: dict[str, str], raw: bytes) -> tuple[int, Json]:
+        """Control routes under /_fake/ (added by FakeMax); the bare app has none."""
+        return _error(404, f"Path {path} is not recognized")
+
+    async def _api(self, scope: Json, path: str, query: dict[str, str], raw: bytes) -> tuple[int, Json]:
+        """Record the call, apply injected trouble, check the token, route it."""
+        method = scope["method"]
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        token = headers.get("authorization", "")
+        if "authorization" in headers:
+            headers["authorization"] = "<redacted>"
+        try:
+            payload = json.loads(raw) if raw else None
+            bad_json = False
+        except ValueError:
+            payload, bad_json = None, True
+        record = {"method": method, "path": path, "query": query, "headers": headers, "json": payload,
+                  "status": None, "response": None, "time": time.time(),
+                  "bot": bot_key(token) if token else None}
+        with self._lock:
+            self._calls.append(record)
+            delay = self._take_fault("delay", path)
+            down = self._down
+            fault = None if down or not self._authorised(token) else self._take_fault("fail", path)
+        if delay is not None:
+            await asyncio.sleep(delay["seconds"])
+        if down:
+            status, answer = _error(503, "Service is temporarily unavailable")
+        elif not self._authorised(token):
+            status, answer = _error(401, "Invalid access_token")
+        elif fault is not None:
+            status, answer = _error(fault["status"], "Injected failure")
+        elif path not in ROUTES:
+            status, answer = _error(404, f"Path {path} is not recognized")
+        elif method not in ROUTES[path]:
+            status, answer = _error(405, f"Method {method} is not allowed for {path}")
+        elif bad_json:
+            status, answer = _error(400, "Request body is not valid JSON")
+        else:
+            try:
+                status, answer = 200, await self._route(method, path, query, payload, record["bot"])
+            except Invalid as exc:
+                status, answer = _error(400, str(exc))
+        record["status"], record["response"] = status, answer
+        return status, answer
+
+    async def _route(self, method: str, path: str, query: dict[str, str], payload: Any, key: str) -> Json:
+        if path == "/messages":
+            return self._send(query, payload, key)
+        if path == "/answers":
+            if not query.get("callback_id", "").strip():
+                raise Invalid("Parameter `callback_id` is required")
+            check_answer(payload)
+            return {"success": True}
+        if path == "/subscriptions":
+            return self._subscriptions(method, query, payload, key)
+        if path == "/updates":
+            return await self._updates(query, key)
+        return self._me(key)
+
+    def _me(self, key: str) -> Json:
+        return {"user_id": int(key[:8], 16) % 1_000_000_000, "first_name": "Fake bot",
+                "username": f"fake_{key[:6]}_bot", "is_bot": True,
+                "last_activity_time": int(time.time() * 1000), "description": None, "commands": None}
+
+    def _send(self, query: dict[str, str], payload: Any, key: str) -> Json:
+        chat_id = int_param(query, "chat_id")
+        user_id = int_param(query, "user_id")
+        if chat_id is None and user_id is None:
+            raise Invalid("Parameter `user_id` or `chat_id` is required")
+        check_message(payload)
+        with self._lock:
+            number = self._next_mid
+            self._next_mid += 1
+        me = self._me(key)
+        return {"message": {
+            "sender": {"user_id": me["user_id"], "first_name": me["first_name"],
+                       "username": me["username"], "is_bot": True},
+            "recipient": {"chat_id": chat_id if chat_id is not None else user_id, "chat_type": "dialog",
+                          "user_id": user_id},
+            "timestamp": int(time.time() * 1000),
+            "body": {"mid": f"mid.{number:032x}", "seq": number, "text": payload.get("text"),
+                     "attachments": payload.get("attachments") or []}}}
+
+    def _subscriptions(self, method: str, query: dict[str, str], payload: Any, key: str) -> Json:
+        if method == "GET":
+            with self._lock:
+                subs = list(self._subs.get(key, {}).values())
+            return {"subscriptions": [{"url": s["url"], "time": s["time"], "update_types": s["update_types"]}
+                                      for s in subs]}
+        if method == "POST":
+            body = check_subscription(payload)
+            sub = {"url": body["url"], "time": int(time.time() * 1000), "secret": body.get("secret"),
+                   "update_types": body.get("update_types")}
+            with self._lock:
+                self._subs.setdefault(key, {})[sub["url"]] = sub
+            return {"success": True}
+        url = query.get("url")
+        if not url:
+            raise Invalid("Parameter `url` is required")
+        with self._lock:
+            self._subs.get(key, {}).pop(url, None)
+        return {"success": True}
+
+    def _batch(self, key: str, marker: int | None, limit: int, types: set[str] | None) -> tuple[list, int]:
+        """Commit up to `marker`, then the next updates (filtered) and the marker after them (lock held)."""
+        committed = self._committed.get(key, 1)
+        if marker is not None and marker > committed:
+            committed = self._committed[key] = marker
+        queue = self._queues.get(key, [])
+        while queue and queue[0][0] < committed:
+            queue.pop(0)
+        out: list[Json] = []
+        after = committed
+        for seq, update in queue:
+            if len(out) >= limit:
+                break
+            after = seq + 1
+            if types is None or update.get("update_type") in types:
+                out.append(update)
+        return out, after
+
+    async def _updates(self, query: dict[str, str], key: str) -> Json:
+        marker = int_param(query, "marker")
+        timeout = int_param(query, "timeout", low=0, high=90)
+        limit = int_param(query, "limit", low=1, high=1000)
+        types = {t for t in query.get("types", "").split(",") if t} or None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (30 if timeout is None else timeout)
+        waker = self._wakers.setdefault(key, asyncio.Event())
+        while True:
+            waker.clear()
+            with self._lock:
+                updates, after = self._batch(key, marker, 100 if limit is None else limit, types)
+            remaining = deadline - loop.time()
+            if updates or remaining <= 0:
+                return {"updates": updates, "marker": after}
+            try:
+                await asyncio.wait_for(waker.wait(), remaining)
+            except TimeoutError:
+                pass

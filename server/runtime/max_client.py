@@ -1,0 +1,152 @@
+"""Async client for the MAX Bot API calls the runtime makes (rate-limited per bot)."""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import httpx
+
+from server.runtime.ratelimit import RateLimiter
+
+# Sized for a busy process: many bots, replies fanned out concurrently, connections reused (keep-alive).
+POOL_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=128, keepalive_expiry=30.0)
+JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8", "Accept": "application/json"}
+
+
+class MaxApiError(Exception):
+    """A MAX call failed; `retryable` says whether trying again later may succeed."""
+
+    def __init__(self, status: int | None, code: str, message: str, retryable: bool,
+                 *, retry_after: float | None = None) -> None:
+        super().__init__(f"MAX API {status if status is not None else 'network'} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+        # Seconds from a 429's Retry-After header, when MAX sent one.
+        self.retry_after = retry_after
+
+
+def token_key(token: str) -> str:
+    """A stable, non-secret key for one bot's token (rate-limit bucket, log lines)."""
+    return hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def _scrub(text: str, token: str) -> str:
+    """The text with the token blanked out, should a server ever echo it back."""
+    return text.replace(token, "***") if token and token in text else text
+
+
+class MaxClient:
+    """One shared HTTP/1.1 keep-alive connection pool to MAX; every call waits for its bot's rate slot."""
+
+    def __init__(self, base_url: str, *, rate: float = 30.0, timeout: float = 10.0,
+                 client: httpx.AsyncClient | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.limiter = RateLimiter(rate)
+        self._own_client = client is None
+        self._client = client or httpx.AsyncClient(limits=POOL_LIMITS, timeout=timeout, http2=False)
+
+    async def aclose(self) -> None:
+        """Close the connection pool (only if this client created it)."""
+        if self._own_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> MaxClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def request(self, token: str, method: str, path: str, *, params: dict[str, Any] | None = None,
+                      body: Any = None, timeout: float | None = None) -> dict[str, Any]:
+        """One API call: wait for the bot's rate slot, send, return the JSON answer or raise MaxApiError."""
+        await self.limiter.acquire(token_key(token))
+        headers = {"Authorization": token, **JSON_HEADERS}
+        content = None if body is None else json.dumps(body, ensure_ascii=False).encode()
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        try:
+            response = await self._client.request(
+                method, self.base_url + path, params=query, content=content, headers=headers,
+                timeout=self.timeout if timeout is None else timeout)
+        except httpx.TimeoutException as exc:
+            raise MaxApiError(None, "timeout", f"{method} {path} timed out ({type(exc).__name__})",
+                              True) from None
+        except httpx.TransportError as exc:
+            detail = _scrub(str(exc), token) or type(exc).__name__
+            raise MaxApiError(None, "network", f"{method} {path} failed: {detail}", True) from None
+        return self._result(response, token, method, path)
+
+    @staticmethod
+    def _result(response: httpx.Response, token: str, method: str, path: str) -> dict[str, Any]:
+        """The decoded answer, or MaxApiError built from MAX's {"code", "message"} error body."""
+        status = response.status_code
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if status >= 400:
+            info = data if isinstance(data, dict) else {}
+            code = str(info.get("code") or info.get("error") or f"http.{status}")
+            message = _scrub(str(info.get("message") or response.reason_phrase or ""), token)
+            retry_after = None
+            if status == 429:
+                try:
+                    retry_after = float(response.headers.get("Retry-After", ""))
+                except ValueError:
+                    retry_after = None
+            retryable = status == 429 or status >= 500
+            raise MaxApiError(status, code, f"{method} {path}: {message}", retryable,
+                              retry_after=retry_after)
+        if not isinstance(data, dict):
+            # The call went through but the answer is unreadable; repeating it could send twice.
+            raise MaxApiError(status, "bad.response", f"{method} {path}: answer is not a JSON object", False)
+        if data.get("success") is False:
+            message = _scrub(str(data.get("message") or "the call did not succeed"), token)
+            raise MaxApiError(status, "not.success", f"{method} {path}: {message}", False)
+        return data
+
+    async def send_message(self, token: str, *, chat_id: int | None = None, user_id: int | None = None,
+                           body: dict[str, Any]) -> dict[str, Any]:
+        """POST /messages to a chat (`chat_id`) or a user's dialog (`user_id`); returns {"message": {...}}."""
+        if (chat_id is None) == (user_id is None):
+            raise ValueError("send_message needs exactly one of chat_id or user_id")
+        return await self.request(token, "POST", "/messages",
+                                  params={"chat_id": chat_id, "user_id": user_id}, body=body)
+
+    async def answer_callback(self, token: str, callback_id: str, *, notification: str | None = None,
+                              message: dict[str, Any] | None = None) -> dict[str, Any]:
+        """POST /answers: acknowledge a button press, optionally with a notification or a new message."""
+        return await self.request(token, "POST", "/answers", params={"callback_id": callback_id},
+                                  body={"message": message, "notification": notification})
+
+    async def subscribe(self, token: str, url: str, secret: str,
+                        update_types: list[str] | None = None) -> dict[str, Any]:
+        """POST /subscriptions: have MAX deliver updates to `url` with `secret` in X-Max-Bot-Api-Secret."""
+        body: dict[str, Any] = {"url": url, "secret": secret}
+        if update_types is not None:
+            body["update_types"] = list(update_types)
+        return await self.request(token, "POST", "/subscriptions", body=body)
+
+    async def subscriptions(self, token: str) -> list[dict[str, Any]]:
+        """GET /subscriptions: the bot's webhook subscriptions ({"url", "time", "update_types"})."""
+        data = await self.request(token, "GET", "/subscriptions")
+        return list(data.get("subscriptions") or [])
+
+    async def unsubscribe(self, token: str, url: str) -> dict[str, Any]:
+        """DELETE /subscriptions?url=...: stop webhook delivery to `url`."""
+        return await self.request(token, "DELETE", "/subscriptions", params={"url": url})
+
+    async def get_updates(self, token: str, *, marker: int | None = None, timeout: int = 30,
+                          limit: int = 100, types: list[str] | None = None) -> dict[str, Any]:
+        """GET /updates (long polling): {"updates": [...], "marker": int|None}; pass the marker back next."""
+        params: dict[str, Any] = {"marker": marker, "timeout": timeout, "limit": limit,
+                                  "types": ",".join(types) if types else None}
+        # The server holds the request up to `timeout` seconds, so the read deadline must outlast it.
+        return await self.request(token, "GET", "/updates", params=params, timeout=timeout + self.timeout)
+
+    async def me(self, token: str) -> dict[str, Any]:
+        """GET /me: the bot's own user record (checks that a token works)."""
+        return await self.request(token, "GET", "/me")
