@@ -1,0 +1,62 @@
+"""Graph validation of a flow: named checks that each return the issues they find.
+
+`validate(flow)` runs every check in `CHECKS` (errors first, then warnings, each check's issues in
+document order) and returns one deterministic list.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import networkx as nx
+
+from flows.model import Flow
+from flows.validate.dataflow import available_keys, check_undefined_variable
+from flows.validate.graph import build_graph
+from flows.validate.issue import ERROR, SEVERITIES, WARNING, Issue
+from flows.validate.reachability import (
+    check_dead_end, check_final_has_exit, check_missing_cancel, check_no_path_to_final, check_unreachable_state,
+)
+from flows.validate.structure import check_duplicate_id, check_no_start, check_unknown_state
+from flows.validate.texts import check_message_too_long
+from flows.validate.transitions import check_ambiguous_transition, check_unreachable_transition
+
+__all__ = ["CHECKS", "ERROR", "SEVERITIES", "WARNING", "Issue", "available_keys", "build_graph", "has_errors", "validate",
+           "validation_result"]
+
+Check = Callable[[Flow, nx.MultiDiGraph], list[Issue]]
+
+CHECKS: tuple[Check, ...] = (
+    check_no_start,
+    check_unknown_state,
+    check_duplicate_id,
+    check_unreachable_state,
+    check_dead_end,
+    check_no_path_to_final,
+    check_missing_cancel,
+    check_ambiguous_transition,
+    check_message_too_long,
+    check_final_has_exit,
+    check_unreachable_transition,
+    check_undefined_variable,
+)
+
+
+def validate(flow: Flow) -> list[Issue]:
+    """Every issue in the flow, in a fixed order: errors (block freezing) before warnings."""
+    graph = build_graph(flow)
+    issues: list[Issue] = []
+    for check in CHECKS:
+        issues.extend(check(flow, graph))
+    return issues
+
+
+def has_errors(issues: Iterable[Issue]) -> bool:
+    """Whether any issue is an error."""
+    return any(item.severity == ERROR for item in issues)
+
+
+def validation_result(flow: Flow) -> dict[str, Any]:
+    """The body of `GET /api/flows/{id}/validation`: `{"ok", "issues"}`."""
+    issues = validate(flow)
+    return {"ok": not has_errors(issues), "issues": [item.to_dict() for item in issues]}

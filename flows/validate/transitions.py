@@ -1,0 +1,159 @@
+"""Checks on transitions that can never fire: shadowed by an earlier one, or by the evaluation order."""
+from __future__ import annotations
+
+import networkx as nx
+
+from flows.model import COMMANDS, Flow, State, Transition
+from flows.validate.graph import states
+from flows.validate.issue import Issue, issue, names
+
+
+def norm(text: str) -> str:
+    """Text as `match` lists and commands compare it: trimmed, case-insensitive (as the engine does)."""
+    return text.strip().lower()
+
+
+def check_ambiguous_transition(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
+    """A transition an earlier one from the same state, with no `if`, always takes first.
+
+    Covered: the same button payload or event name; a `match` list inside an earlier one's (and no
+    other `pattern`); attachment kinds inside an earlier one's (no kinds = any); a second `else`,
+    `input` or `invalid`; and any second `timeout` (a state has at most one). Each issue names the
+    earlier transition first. Transitions out of final states never fire and are left to
+    `final_has_exit`.
+    """
+    found: list[Issue] = []
+    for state in states(flow):
+        if not state.final:
+            found.extend(_shadowed_in(state, flow.outgoing(state.id)))
+    return found
+
+
+def _shadowed_in(state: State, outgoing: tuple[Transition, ...]) -> list[Issue]:
+    found: list[Issue] = []
+    by_payload: dict[tuple[str, str | None], Transition] = {}
+    by_entry: dict[str, list[tuple[Transition, frozenset[str]]]] = {}
+    by_pattern: dict[str, Transition] = {}
+    attachments: list[Transition] = []
+    first: dict[str, Transition] = {}
+    for tr in outgoing:
+        earlier: Transition | None = None
+        what = ""
+        if tr.on in ("button", "event"):
+            key = (tr.on, tr.payload if tr.on == "button" else tr.name)
+            earlier = by_payload.get(key)
+            what = f'button presses with payload "{tr.payload}"' if tr.on == "button" else f'"{tr.name}" events'
+            if earlier is None and not tr.conditions:
+                by_payload[key] = tr
+        elif tr.on == "text":
+            entries = frozenset(norm(entry) for entry in tr.match)
+            earlier = _text_cover(tr, entries, by_entry, by_pattern)
+            what = "texts this one matches"
+            if not tr.conditions:
+                for entry in entries:
+                    by_entry.setdefault(entry, []).append((tr, entries))
+                if tr.pattern is not None:
+                    by_pattern.setdefault(tr.pattern, tr)
+        elif tr.on == "attachment":
+            earlier = next((e for e in attachments if not e.kinds or (tr.kinds and set(tr.kinds) <= set(e.kinds))),
+                           None)
+            what = "attachments this one takes"
+            if not tr.conditions:
+                attachments.append(tr)
+        elif tr.on == "timeout":
+            earlier = first.get("timeout")
+            first.setdefault("timeout", tr)
+            if earlier is not None:
+                found.append(issue(
+                    "ambiguous_transition",
+                    f'State "{state.id}" has more than one timeout transition: "{tr.id}" comes after'
+                    f' "{earlier.id}", and a state may have only one. Merge them into one transition.',
+                    states=[state.id], transitions=[earlier.id, tr.id],
+                ))
+            continue
+        else:  # input, invalid, else: one unconditional transition takes every such update
+            earlier = first.get(tr.on)
+            what = {"input": "valid inputs", "invalid": "runs of invalid inputs", "else": "leftover messages"}.get(
+                tr.on, f"{tr.on} updates")
+            if earlier is None and not tr.conditions:
+                first[tr.on] = tr
+        if earlier is not None:
+            found.append(issue(
+                "ambiguous_transition",
+                f'Transition "{tr.id}" from state "{state.id}" can never fire: the earlier transition'
+                f' "{earlier.id}" has no "if" and takes all {what} first. Remove "{tr.id}", move it'
+                f' above "{earlier.id}", or give "{earlier.id}" a condition.',
+                states=[state.id], transitions=[earlier.id, tr.id],
+            ))
+    return found
+
+
+def _text_cover(
+    tr: Transition, entries: frozenset[str],
+    by_entry: dict[str, list[tuple[Transition, frozenset[str]]]], by_pattern: dict[str, Transition],
+) -> Transition | None:
+    """The first earlier unconditional text transition matching every text `tr` matches, if any."""
+    if entries:
+        for earlier, covered in by_entry.get(min(entries), ()):
+            if entries <= covered and (tr.pattern is None or tr.pattern == earlier.pattern):
+                return earlier
+        return None
+    if tr.pattern is not None:
+        return by_pattern.get(tr.pattern)
+    return None
+
+
+def check_unreachable_transition(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
+    """A transition that can never fire because of the evaluation order rather than another transition.
+
+    An `else` in a state with `input` (every message is input there); `input`/`invalid` in a state
+    that has no input (or, for `invalid`, no `max_attempts`); a `text` match or `button` payload
+    equal to an enabled global command's match (commands win and also match payloads).
+    """
+    commands = _command_matches(flow)
+    found: list[Issue] = []
+    for state in states(flow):
+        if state.final:
+            continue
+        for tr in flow.outgoing(state.id):
+            why = _never_fires(state, tr, commands)
+            if why:
+                found.append(issue("unreachable_transition",
+                                   f'Transition "{tr.id}" from state "{state.id}" {why}',
+                                   states=[state.id], transitions=[tr.id]))
+    return found
+
+
+def _command_matches(flow: Flow) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for name in COMMANDS:
+        command = flow.command(name)
+        if command is not None:
+            for entry in command.match:
+                found.setdefault(norm(entry), name)
+    return found
+
+
+def _never_fires(state: State, tr: Transition, commands: dict[str, str]) -> str:
+    """Why `tr` can never fire (a sentence ending with what to do), or ''."""
+    if tr.on == "else" and state.input is not None:
+        return ("can never fire: the state waits for input, so every message is treated as input. Use an"
+                ' "input" transition, an "invalid" transition with max_attempts, or remove it.')
+    if tr.on == "input" and state.input is None:
+        return 'can never fire: the state has no "input". Add one to the state, or change the trigger.'
+    if tr.on == "invalid" and (state.input is None or state.input.max_attempts is None):
+        return ('can never fire: "invalid" needs the state\'s input to set max_attempts. Set it, or remove'
+                " the transition.")
+    if tr.on == "text":
+        taken = [entry for entry in tr.match if norm(entry) in commands]
+        if taken:
+            owners = names(dict.fromkeys(commands[norm(entry)] for entry in taken))
+            whole = len(taken) == len(tr.match) and tr.pattern is None
+            return (f"{'can never fire' if whole else 'never fires'} for {names(taken)}: the global command"
+                    f" {owners} matches {'it' if len(taken) == 1 else 'them'} first. Use other words, or"
+                    " change the command's match.")
+    if tr.on == "button" and tr.payload is not None and norm(tr.payload) in commands:
+        return (f'can never fire: its payload "{tr.payload}" is taken by the global command'
+                f' "{commands[norm(tr.payload)]}" first (commands also match button payloads). Use another'
+                " payload, or change the command's match.")
+    return ""
