@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flows.firing import FlowPlan, add_state_messages, add_text, copy_session, new_session, plan
+from flows.firing import FlowPlan, active_copy, add_state_messages, add_text, new_session, plan
 from flows.model import Flow
 from flows.session import Reply, Session, StepResult, Update
 from flows.templates import compile_template
@@ -88,8 +88,7 @@ def run(name: str, flow: Flow, fp: FlowPlan, session: Session | None, update: Up
         if session is None:
             return StepResult(None, replies, [], None, f"{what}; no dialog is open.", "command:help",
                               touched=False)
-        s = copy_session(session)
-        _activity(s, now)
+        s = active_copy(session, now)
         return StepResult(s, replies, [], None, f"{what}; the dialog stays at {s.state}.", "command:help")
     if name == "restart":
         if reply:
@@ -107,8 +106,7 @@ def run(name: str, flow: Flow, fp: FlowPlan, session: Session | None, update: Up
         return open_dialog(latest, {}, now, replies, "command:back", f"{what} with no dialog, which opens one")
     if reply:
         add_text(replies, compile_template(reply), data)
-    s = copy_session(session)
-    _activity(s, now)
+    s = active_copy(session, now)
     while s.history:
         previous = s.history.pop()
         sp = fp.states.get(previous)
@@ -122,10 +120,3 @@ def run(name: str, flow: Flow, fp: FlowPlan, session: Session | None, update: Up
     add_state_messages(replies, fp.states[s.state], s.data)
     return StepResult(s, replies, [], None,
                       f"{what}; {s.state} has no earlier step, so its messages are sent again.", "command:back")
-
-
-def _activity(s: Session, now: float) -> None:
-    """The user did something: the idle clock restarts and held timers may fire again."""
-    s.updated_at = now
-    s.reminded = False
-    s.timeout_held = False

@@ -5,7 +5,7 @@ from typing import Any
 
 from flows import commands, inputs, timers
 from flows.conditions import holds
-from flows.firing import (FlowPlan, StatePlan, add_state_messages, add_text, copy_session, fire,
+from flows.firing import (_PLANS, FlowPlan, StatePlan, active_copy, add_state_messages, add_text, fire,
                           first_holding, plan)
 from flows.model import Flow, Transition
 from flows.session import Effect, Reply, Session, StepResult, Update
@@ -27,6 +27,9 @@ def step(flow: Flow, session: Session | None, update: Update, now: float, *,
         latest = flow
     kind = update.kind
     note = ""
+    fp = _PLANS.get(id(flow))
+    if fp is None or fp.flow is not flow:
+        fp = plan(flow)
     if session is not None:
         if now - session.updated_at >= flow.settings.session_ttl:
             if kind == "tick":
@@ -36,7 +39,7 @@ def step(flow: Flow, session: Session | None, update: Update, now: float, *,
                                   "expired", touched=False)
             note = "The previous dialog had expired. "
             session = None
-        elif not flow.has_state(session.state):
+        elif session.state not in fp.states:
             note = f"The dialog's state {session.state!r} no longer exists. "
             session = None
     if kind == "tick":
@@ -46,8 +49,10 @@ def step(flow: Flow, session: Session | None, update: Update, now: float, *,
         return timers.tick(flow, session, now)
     if kind == "bot_started":
         return commands.started(flow, session, update, now, latest, note)
-    fp = plan(flow) if session is not None else plan(latest)
-    name = commands.match_command(fp, update)
+    if session is None and latest is not flow:
+        fp = plan(latest)
+    raw = update.text if kind == "message" else update.payload if kind == "button" else None
+    name = fp.commands.get(raw.strip().lower()) if raw else None
     if name is not None:
         return commands.run(name, flow, fp, session, update, now, latest, note)
     if session is None:
@@ -126,10 +131,9 @@ def _in_dialog(fp: FlowPlan, session: Session, update: Update, now: float) -> St
             data = session.data
         if tr.conditions and not holds(tr.conditions, data):
             continue
-        s = copy_session(session)
+        s = active_copy(session, now)
         if merged is not None:
             s.data = merged
-        commands._activity(s, now)
         trigger = f"matched its {entry[0]} trigger"
         return _fired(fp, s, tr, now, [], f"{_said(update)} {trigger}")
     if kind == "event":
@@ -139,8 +143,7 @@ def _in_dialog(fp: FlowPlan, session: Session, update: Update, now: float) -> St
     if kind not in ("message", "button"):
         return StepResult(session, [], [], None, f"Update {kind!r} is not handled; ignored.", "ignored",
                           touched=False)
-    s = copy_session(session)
-    commands._activity(s, now)
+    s = active_copy(session, now)
     if sp.state.input is not None:
         return _input(fp, sp, s, update, now)
     tr = first_holding(sp.on_else, s.data)

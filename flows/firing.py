@@ -107,6 +107,10 @@ def plan(flow: Flow) -> FlowPlan:
     found = _PLANS.get(id(flow))
     if found is not None and found.flow is flow:
         return found
+    return _build(flow)
+
+
+def _build(flow: Flow) -> FlowPlan:
     built = FlowPlan(flow)
     if len(_PLANS) >= _PLAN_LIMIT:
         _PLANS.pop(next(iter(_PLANS)))
@@ -141,13 +145,24 @@ def add_text(out: list[Reply], compiled: Compiled, data: dict[str, Any]) -> None
 def add_state_messages(out: list[Reply], sp: StatePlan, data: dict[str, Any]) -> None:
     """Append a state's `say` messages."""
     for message in sp.messages:
-        add_message(out, message, data)
+        compiled, rows = message
+        # Fast path: a short text without placeholders or keyboard needs no rendering.
+        if not rows and compiled.__class__ is str and len(compiled) <= MESSAGE_LIMIT:
+            out.append(Reply(compiled, []))  # type: ignore[arg-type]
+        else:
+            add_message(out, message, data)
 
 
 def copy_session(s: Session) -> Session:
     """A private copy we may change (data and history copied, values shared)."""
     return Session(s.flow, s.version, s.state, dict(s.data), list(s.history), s.attempts,
                    s.started_at, s.updated_at, s.entered_at, s.reminded, s.timeout_held)
+
+
+def active_copy(s: Session, now: float) -> Session:
+    """A private copy after user activity: the idle clock restarts, held timers may fire again."""
+    return Session(s.flow, s.version, s.state, dict(s.data), list(s.history), s.attempts,
+                   s.started_at, now, s.entered_at, False, False)
 
 
 def first_holding(transitions: list[Transition], data: dict[str, Any]) -> Transition | None:
