@@ -6,7 +6,7 @@ from flows.model import Flow
 
 # Mermaid reads these as HTML-ish markup, statement ends or entity codes; it decodes `#name;` back.
 _ENTITIES = {"#": "#35;", ";": "#59;", '"': "#quot;", "<": "#lt;", ">": "#gt;",
-             "{": "#123;", "}": "#125;", "\\": "#92;"}
+             "{": "#123;", "}": "#125;"}
 # Words the stateDiagram grammar treats as keywords; a state id equal to one gets an alias.
 _KEYWORDS = frozenset({"state", "note", "direction", "class", "classdef", "style", "end",
                        "click", "as", "left", "right", "of", "over", "hide", "default"})
