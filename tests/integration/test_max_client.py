@@ -1,0 +1,185 @@
+"""MaxClient against the fake MAX server over loopback HTTP: calls, errors, rate limit."""
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+import traceback
+
+import pytest
+
+from flows.session import Reply
+from server.runtime.max_client import MaxApiError, MaxClient
+from server.runtime.max_format import message_body
+from server.runtime.ratelimit import RateLimiter
+from tests.fakemax import FAKE_TOKEN, FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
+
+SECRET_TOKEN = "tok-DO-NOT-LEAK-7f3a9c"
+KNOWN_TOKEN = "known-token-DO-NOT-LEAK-5be1"
+
+
+@pytest.fixture
+async def client(fake_max: FakeMax):
+    client = MaxClient(fake_max.url, rate=1000, timeout=5)
+    yield client
+    await client.aclose()
+
+
+async def test_send_with_keyboard_reaches_the_api_as_documented(client: MaxClient, fake_max: FakeMax) -> None:
+    reply = Reply("Согласны?", [[{"text": "Да", "payload": "yes"}, {"text": "Сайт", "url": "https://ex.ru"}]])
+    answer = await client.send_message(FAKE_TOKEN, chat_id=472107880, body=message_body(reply))
+    assert fake_max.sent_messages(chat_id=472107880) == [{
+        "text": "Согласны?",
+        "attachments": [{"type": "inline_keyboard", "payload": {"buttons": [[
+            {"type": "callback", "text": "Да", "payload": "yes"},
+            {"type": "link", "text": "Сайт", "url": "https://ex.ru"}]]}}]}]
+    assert answer["message"]["body"]["mid"].startswith("mid.")
+    assert answer["message"]["recipient"]["chat_id"] == 472107880
+    call = fake_max.calls[-1]
+    assert call["headers"]["authorization"] == "<redacted>"
+    assert call["query"] == {"chat_id": "472107880"}
+
+
+async def test_plain_reply_has_no_attachments_and_goes_to_a_user(client: MaxClient, fake_max: FakeMax) -> None:
+    await client.send_message(FAKE_TOKEN, user_id=212843158, body=message_body(Reply("Привет")))
+    assert fake_max.sent_messages(user_id=212843158) == [{"text": "Привет"}]
+    assert fake_max.sent_messages(chat_id=1) == []
+
+
+async def test_send_needs_exactly_one_recipient(client: MaxClient) -> None:
+    with pytest.raises(ValueError):
+        await client.send_message(FAKE_TOKEN, body={"text": "x"})
+    with pytest.raises(ValueError):
+        await client.send_message(FAKE_TOKEN, chat_id=1, user_id=2, body={"text": "x"})
+
+
+async def test_answer_callback_sends_null_message_and_notification(client: MaxClient, fake_max: FakeMax) -> None:
+    assert await client.answer_callback(FAKE_TOKEN, "cb-1") == {"success": True}
+    await client.answer_callback(FAKE_TOKEN, "cb-2", notification="Принято")
+    assert fake_max.answers() == [
+        {"callback_id": "cb-1", "message": None, "notification": None},
+        {"callback_id": "cb-2", "message": None, "notification": "Принято"}]
+    assert fake_max.calls[0]["json"] == {"message": None, "notification": None}
+
+
+async def test_subscribe_list_and_unsubscribe(client: MaxClient, fake_max: FakeMax) -> None:
+    url = "https://bots.example/webhooks/max/shop"
+    await client.subscribe(FAKE_TOKEN, url, "s3cret_value", ["message_created", "message_callback"])
+    subs = await client.subscriptions(FAKE_TOKEN)
+    assert [(s["url"], s["update_types"]) for s in subs] == [(url, ["message_created", "message_callback"])]
+    assert fake_max.subscriptions()[0]["secret"] == "s3cret_value"
+    await client.unsubscribe(FAKE_TOKEN, url)
+    assert await client.subscriptions(FAKE_TOKEN) == []
+
+
+async def test_long_poll_waits_for_an_update_and_marker_commits(client: MaxClient, fake_max: FakeMax) -> None:
+    update = {"update_type": "message_created", "timestamp": 1, "message": {"body": {"mid": "m1", "text": "hi"}}}
+    asyncio.get_running_loop().call_later(0.2, fake_max.push_update, update)
+    first = await client.get_updates(FAKE_TOKEN, timeout=10)
+    assert first["updates"] == [update]
+    again = await client.get_updates(FAKE_TOKEN, timeout=0)
+    assert again["updates"] == [update], "without a marker nothing is committed yet"
+    empty = await client.get_updates(FAKE_TOKEN, marker=first["marker"], timeout=0)
+    assert empty["updates"] == []
+    assert isinstance(empty["marker"], int)
+
+
+async def test_updates_limit_and_types(client: MaxClient, fake_max: FakeMax) -> None:
+    for i in range(3):
+        fake_max.push_update({"update_type": "message_created", "n": i})
+    fake_max.push_update({"update_type": "bot_started", "n": 3})
+    page = await client.get_updates(FAKE_TOKEN, timeout=0, limit=2)
+    assert [u["n"] for u in page["updates"]] == [0, 1]
+    rest = await client.get_updates(FAKE_TOKEN, marker=page["marker"], timeout=0, types=["bot_started"])
+    assert [u["n"] for u in rest["updates"]] == [3]
+
+
+@pytest.mark.parametrize("status", [429, 500, 503])
+async def test_overload_and_server_errors_are_retryable(client: MaxClient, fake_max: FakeMax, status: int) -> None:
+    fake_max.fail_next(1, status=status, path="/messages")
+    with pytest.raises(MaxApiError) as info:
+        await client.send_message(FAKE_TOKEN, chat_id=1, body={"text": "x"})
+    assert (info.value.status, info.value.retryable) == (status, True)
+    await client.send_message(FAKE_TOKEN, chat_id=1, body={"text": "x"})
+    assert len(fake_max.sent_messages(chat_id=1)) == 1
+
+
+async def test_bad_request_is_permanent(client: MaxClient) -> None:
+    with pytest.raises(MaxApiError) as info:
+        await client.send_message(FAKE_TOKEN, chat_id=1, body={"text": "x" * 4001})
+    assert (info.value.status, info.value.code, info.value.retryable) == (400, "proto.payload", False)
+
+
+async def test_timeout_is_retryable(fake_max: FakeMax) -> None:
+    fake_max.delay_next(1, 2.0)
+    async with MaxClient(fake_max.url, timeout=0.3) as client:
+        with pytest.raises(MaxApiError) as info:
+            await client.send_message(FAKE_TOKEN, chat_id=1, body={"text": "x"})
+    assert (info.value.status, info.value.code, info.value.retryable) == (None, "timeout", True)
+
+
+async def test_connection_refused_is_retryable() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    async with MaxClient(f"http://127.0.0.1:{port}") as client:
+        with pytest.raises(MaxApiError) as info:
+            await client.answer_callback(FAKE_TOKEN, "cb")
+    assert (info.value.status, info.value.retryable) == (None, True)
+
+
+async def test_token_never_appears_in_errors() -> None:
+    with FakeMax(tokens={KNOWN_TOKEN}) as fake:
+        async with MaxClient(fake.url, timeout=0.3) as client:
+            errors = []
+            for trouble in (None, "fail", "delay"):
+                if trouble == "fail":
+                    fake.fail_next(1, status=500)
+                elif trouble == "delay":
+                    fake.delay_next(1, 1.0)
+                try:
+                    # The unknown token also gets a 401 on the first round.
+                    await client.send_message(SECRET_TOKEN if trouble is None else KNOWN_TOKEN,
+                                              chat_id=1, body={"text": "x"})
+                except MaxApiError as exc:
+                    errors.append(exc)
+    assert [e.status for e in errors] == [401, 500, None]
+    assert errors[0].retryable is False
+    for exc in errors:
+        # The whole rendered traceback, chained network errors included (source lines name no token).
+        text = str(exc) + repr(exc) + "".join(traceback.format_exception(exc, chain=True))
+        assert SECRET_TOKEN not in text and KNOWN_TOKEN not in text
+    recorded = str(fake.calls)
+    assert SECRET_TOKEN not in recorded and KNOWN_TOKEN not in recorded
+
+
+async def test_rate_limit_keeps_each_bot_under_its_rate(fake_max: FakeMax) -> None:
+    rate, count = 40, 100
+    other = "second-bot-token"
+    with FakeMax(tokens={FAKE_TOKEN, other}) as fake:
+        async with MaxClient(fake.url, rate=rate) as client:
+            started = time.monotonic()
+            await asyncio.gather(*(client.send_message(token, chat_id=i, body={"text": "x"})
+                                   for i in range(count) for token in (FAKE_TOKEN, other)))
+            elapsed = time.monotonic() - started
+        for token in (FAKE_TOKEN, other):
+            times = sorted(c["time"] for c in fake.requests("POST", "/messages", token))
+            assert len(times) == count
+            busiest = max(sum(1 for t in times[i:] if t < start + 1.0) for i, start in enumerate(times))
+            # One slot every 1/rate s: a one-second window holds `rate` calls, plus one on its edge and jitter.
+            assert busiest <= rate + 2
+    # Both bots ran side by side: the total is paced per bot, not per client.
+    assert (count - 1) / rate * 0.9 <= elapsed < 2 * (count - 1) / rate
+
+
+async def test_rate_limiter_serves_waiters_in_arrival_order() -> None:
+    limiter = RateLimiter(100)
+    order: list[int] = []
+
+    async def take(i: int) -> None:
+        await limiter.acquire("bot")
+        order.append(i)
+
+    await asyncio.gather(*(take(i) for i in range(30)))
+    assert order == list(range(30))
+    assert limiter.reserve("other-bot") == 0.0, "an idle bot is not slowed by a busy one"
