@@ -1,0 +1,44 @@
+"""Redis key names: one prefix, a format-version segment, and a hash tag per dialog."""
+from __future__ import annotations
+
+# Bump when the stored shapes change: old keys are then simply never read and expire by TTL.
+FORMAT_VERSION = "v1"
+
+
+class Keys:
+    """Builds every key the runtime uses under one prefix (tests pass a unique prefix)."""
+
+    __slots__ = ("base", "timers", "outq", "actq", "acts", "channel")
+
+    def __init__(self, prefix: str = "botflow") -> None:
+        self.base = f"{prefix}:{FORMAT_VERSION}:"
+        self.timers = self.base + "timers"  # zset: member -> due time
+        self.outq = self.base + "outq"  # zset: member -> next delivery attempt of that user's outbox
+        self.actq = self.base + "actq"  # zset: action id -> next attempt
+        self.acts = self.base + "acts"  # hash: action id -> action JSON
+        self.channel = self.base + "publish"  # pub/sub: publications and bot changes
+
+    def user(self, bot: str, user: str) -> str:
+        """The common part of one dialog's keys; the braces keep them in one cluster slot."""
+        return f"{self.base}{{{bot}:{user}}}:"
+
+    def dialog_pattern(self, bot: str) -> str:
+        """SCAN pattern matching every dialog key of a bot."""
+        return f"{self.base}{{{bot}:*}}:d"
+
+    def parse_dialog(self, key: str) -> tuple[str, str]:
+        """(bot, user) from a dialog key."""
+        inner = key[len(self.base) + 1 : key.rindex("}")]
+        bot, _, user = inner.rpartition(":")
+        return bot, user
+
+
+def member(bot: str, user: str) -> str:
+    """A dialog's member name in the global timer and outbox sets."""
+    return f"{bot}|{user}"
+
+
+def split_member(value: str) -> tuple[str, str]:
+    """(bot, user) from `member` output."""
+    bot, _, user = value.rpartition("|")
+    return bot, user

@@ -1,0 +1,142 @@
+"""In-process store for tests and the simulator: same semantics as Redis, nothing survives a restart."""
+from __future__ import annotations
+
+import copy
+import time
+from collections import deque
+from typing import Any, AsyncIterator, Callable
+
+from server.runtime.stores.base import (
+    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, DialogStore, Loaded, LockLost, Write,
+)
+
+Key = tuple[str, str]
+
+
+class MemoryStore(DialogStore):
+    """Dicts with expiry times; every method runs without awaiting, so each is atomic."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self._dialogs: dict[Key, tuple[dict[str, Any], float]] = {}
+        self._locks: dict[Key, tuple[str, float]] = {}
+        self._dedupe: dict[tuple[str, str], float] = {}
+        self._timelines: dict[Key, deque[dict[str, Any]]] = {}
+        self._timers: dict[Key, float] = {}
+        self._outbox: dict[Key, deque[dict[str, Any]]] = {}
+        self._outq: dict[Key, float] = {}
+        self._actions: dict[str, tuple[dict[str, Any], float]] = {}
+
+    def _owner(self, key: Key) -> str | None:
+        held = self._locks.get(key)
+        if held is None or held[1] <= self.clock():
+            return None
+        return held[0]
+
+    def _dialog(self, key: Key) -> dict[str, Any] | None:
+        item = self._dialogs.get(key)
+        if item is None or item[1] <= self.clock():
+            self._dialogs.pop(key, None)
+            return None
+        return item[0]
+
+    async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None) -> Loaded:
+        key, now = (bot, user), self.clock()
+        if self._owner(key) is not None:
+            return Loaded(BUSY, retry_ms=int((self._locks[key][1] - now) * 1000))
+        if dedupe is not None and self._dedupe.get((bot, dedupe), 0) > now:
+            return Loaded(DUPLICATE)
+        self._locks[key] = (token, now + LOCK_MS / 1000)
+        session = self._dialog(key)
+        return Loaded(OK, copy.deepcopy(session), len(self._outbox.get(key, ())))
+
+    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> None:
+        key, now = (bot, user), self.clock()
+        if self._owner(key) != token:
+            raise LockLost(f"{bot}/{user}")
+        if write.session is None:
+            self._dialogs.pop(key, None)
+        else:
+            self._dialogs[key] = (copy.deepcopy(write.session), now + write.ttl)
+        if write.timeline is not None:
+            line = self._timelines.setdefault(key, deque(maxlen=TIMELINE_CAP))
+            line.append(copy.deepcopy(write.timeline))
+        if write.dedupe is not None:
+            self._dedupe[(bot, write.dedupe)] = now + DEDUPE_TTL
+        if write.timer_due is None:
+            self._timers.pop(key, None)
+        else:
+            self._timers[key] = write.timer_due
+        if write.outbox:
+            self._outbox.setdefault(key, deque()).extend(copy.deepcopy(write.outbox))
+            self._outq.setdefault(key, write.outbox_at)
+        for action in write.actions:
+            self._actions[action["id"]] = (copy.deepcopy(action), now)
+        del self._locks[key]
+
+    async def release(self, bot: str, user: str, token: str, loaded: Loaded) -> None:
+        key = (bot, user)
+        if self._owner(key) == token:
+            del self._locks[key]
+
+    async def session(self, bot: str, user: str) -> dict[str, Any] | None:
+        return copy.deepcopy(self._dialog((bot, user)))
+
+    async def timeline(self, bot: str, user: str) -> list[dict[str, Any]]:
+        return copy.deepcopy(list(self._timelines.get((bot, user), ())))
+
+    async def users(self, bot: str) -> AsyncIterator[str]:
+        for key in list(self._dialogs):
+            if key[0] == bot and self._dialog(key) is not None:
+                yield key[1]
+
+    @staticmethod
+    def _claim(table: dict[Any, float], now: float, lease: float, limit: int) -> list[Any]:
+        due = sorted((at, key) for key, at in table.items() if at <= now)[:limit]
+        for _, key in due:
+            table[key] = now + lease
+        return [key for _, key in due]
+
+    async def timers_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
+        return self._claim(self._timers, now, lease, limit)
+
+    async def outbox_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
+        return self._claim(self._outq, now, lease, limit)
+
+    async def outbox_head(self, bot: str, user: str) -> dict[str, Any] | None:
+        queue = self._outbox.get((bot, user))
+        return copy.deepcopy(queue[0]) if queue else None
+
+    async def outbox_done(self, bot: str, user: str, item_id: str) -> bool:
+        key = (bot, user)
+        queue = self._outbox.get(key)
+        if queue and queue[0]["id"] == item_id:
+            queue.popleft()
+        if not queue:
+            self._outbox.pop(key, None)
+            self._outq.pop(key, None)
+            return False
+        return True
+
+    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float) -> None:
+        key = (bot, user)
+        queue = self._outbox.get(key)
+        if queue and queue[0]["id"] == item["id"]:
+            queue[0] = copy.deepcopy(item)
+            self._outq[key] = at
+
+    async def actions_due(self, now: float, lease: float, limit: int = 100) -> list[dict[str, Any]]:
+        due = sorted((at, item_id) for item_id, (_, at) in self._actions.items() if at <= now)[:limit]
+        out = []
+        for _, item_id in due:
+            item = self._actions[item_id][0]
+            self._actions[item_id] = (item, now + lease)
+            out.append(copy.deepcopy(item))
+        return out
+
+    async def action_done(self, item_id: str) -> None:
+        self._actions.pop(item_id, None)
+
+    async def action_later(self, item: dict[str, Any], at: float) -> None:
+        if item["id"] in self._actions:
+            self._actions[item["id"]] = (copy.deepcopy(item), at)

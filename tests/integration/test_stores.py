@@ -1,0 +1,211 @@
+"""One behaviour suite for every dialog store: memory, SQLite, PostgreSQL and Redis."""
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from server.db.engine import make_engine
+from server.runtime.stores import BUSY, DUPLICATE, OK, DialogStore, LockLost, Write, new_token
+from server.runtime.stores.memory import MemoryStore
+from server.runtime.stores.redis import RedisStore
+from server.runtime.stores.sql import SqlStore
+from tests.integration.runtime_support import REDIS_URL, pg_url, redis_prefix, sqlite_url  # noqa: F401
+
+KINDS = ["memory", "sqlite", "postgres", "redis"]
+
+
+class Clock:
+    """A settable clock so expiry and timers are tested without waiting."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(params=KINDS)
+async def store(request, tmp_path) -> AsyncIterator[DialogStore]:
+    clock = Clock()
+    kind = request.param
+    engine = None
+    if kind == "memory":
+        made: DialogStore = MemoryStore(clock)
+    elif kind == "sqlite":
+        engine = make_engine(request.getfixturevalue("sqlite_url"))
+        made = SqlStore(engine, clock)
+    elif kind == "postgres":
+        engine = make_engine(request.getfixturevalue("pg_url"))
+        made = SqlStore(engine, clock)
+    else:
+        made = RedisStore(REDIS_URL, prefix=request.getfixturevalue("redis_prefix"), clock=clock)
+    made.kind = kind  # type: ignore[attr-defined]
+    made.test_clock = clock  # type: ignore[attr-defined]
+    yield made
+    await made.close()
+    if engine is not None:
+        await engine.dispose()
+
+
+@pytest.fixture
+def bot() -> str:
+    # PostgreSQL is shared by the session's tests: each test gets its own bot.
+    return "b" + uuid.uuid4().hex[:10]
+
+
+async def begin_waiting(store: DialogStore, bot: str, user: str, token: str, dedupe: str | None = None):
+    """begin(), retrying while another holder has the lock (PostgreSQL blocks instead)."""
+    while True:
+        loaded = await store.begin(bot, user, token, dedupe)
+        if loaded.status != BUSY:
+            return loaded
+        await asyncio.sleep(0.01)
+
+
+async def save(store: DialogStore, bot: str, user: str, write: Write) -> None:
+    token = new_token()
+    loaded = await begin_waiting(store, bot, user, token)
+    assert loaded.status == OK
+    await store.commit(bot, user, token, write, loaded)
+
+
+def dialog(state: str, **data) -> dict:
+    return {"flow": "f", "version": 1, "state": state, "data": data, "history": []}
+
+
+async def test_a_dialog_round_trips_through_a_turn(store: DialogStore, bot: str) -> None:
+    token = new_token()
+    loaded = await store.begin(bot, "1", token)
+    assert (loaded.status, loaded.session, loaded.pending) == (OK, None, 0)
+    await store.commit(bot, "1", token, Write(dialog("ask", name="Иван")), loaded)
+    assert await store.session(bot, "1") == dialog("ask", name="Иван")
+    second = new_token()
+    again = await begin_waiting(store, bot, "1", second)
+    assert again.session == dialog("ask", name="Иван")
+    await store.release(bot, "1", second, again)
+    assert [u async for u in store.users(bot)] == ["1"]
+
+
+async def test_a_second_turn_waits_for_the_first_and_sees_its_write(store: DialogStore, bot: str) -> None:
+    first = new_token()
+    loaded = await store.begin(bot, "7", first)
+    second = asyncio.create_task(begin_waiting(store, bot, "7", token := new_token()))
+    done, _ = await asyncio.wait({second}, timeout=0.3)
+    assert not done, "a second turn must not start while the first holds the lock"
+    await store.commit(bot, "7", first, Write(dialog("after_first")), loaded)
+    seen = await asyncio.wait_for(second, 5)
+    assert seen.session == dialog("after_first")
+    await store.release(bot, "7", token, seen)
+
+
+async def test_only_the_owner_releases_the_lock(store: DialogStore, bot: str) -> None:
+    owner = new_token()
+    loaded = await store.begin(bot, "8", owner)
+    await store.release(bot, "8", "not-the-owner", type(loaded)(OK))
+    waiting = asyncio.create_task(begin_waiting(store, bot, "8", token := new_token()))
+    done, _ = await asyncio.wait({waiting}, timeout=0.3)
+    assert not done
+    await store.release(bot, "8", owner, loaded)
+    later = await asyncio.wait_for(waiting, 5)
+    assert later.status == OK
+    await store.release(bot, "8", token, later)
+
+
+async def test_a_commit_without_the_lock_writes_nothing(store: DialogStore, bot: str) -> None:
+    if store.kind == "postgres":  # type: ignore[attr-defined]
+        pytest.skip("PostgreSQL's lock is the turn's own transaction: there is no token to lose")
+    owner = new_token()
+    loaded = await store.begin(bot, "9", owner)
+    with pytest.raises(LockLost):
+        await store.commit(bot, "9", "stale-token", Write(dialog("stolen")), loaded)
+    await store.commit(bot, "9", owner, Write(dialog("mine")), loaded)
+    assert (await store.session(bot, "9"))["state"] == "mine"
+
+
+async def test_duplicates_are_recognised_after_the_dialog_ended(store: DialogStore, bot: str) -> None:
+    await save(store, bot, "2", Write(dialog("ask"), dedupe="m:mid.1"))
+    await save(store, bot, "2", Write(None, dedupe="m:mid.2"))  # the dialog ended on this update
+    assert (await store.begin(bot, "2", new_token(), "m:mid.1")).status == DUPLICATE
+    assert (await store.begin(bot, "2", new_token(), "m:mid.2")).status == DUPLICATE
+    fresh = await store.begin(bot, "2", token := new_token(), "m:mid.3")
+    assert fresh.status == OK and fresh.session is None
+    await store.release(bot, "2", token, fresh)
+
+
+async def test_an_idle_dialog_expires_after_its_ttl(store: DialogStore, bot: str) -> None:
+    await save(store, bot, "3", Write(dialog("ask"), ttl=1))
+    assert await store.session(bot, "3") is not None
+    if store.kind == "redis":  # type: ignore[attr-defined]
+        await asyncio.sleep(1.3)  # Redis keeps its own time
+    else:
+        store.test_clock.now += 1.5  # type: ignore[attr-defined]
+    assert await store.session(bot, "3") is None
+    loaded = await begin_waiting(store, bot, "3", token := new_token())
+    assert loaded.session is None
+    await store.release(bot, "3", token, loaded)
+
+
+async def test_timeline_records_come_back_oldest_first(store: DialogStore, bot: str) -> None:
+    for n in range(3):
+        await save(store, bot, "4", Write(dialog("s"), timeline={"n": n, "entries": [["update", "s", None, str(n)]]}))
+    assert [r["n"] for r in await store.timeline(bot, "4")] == [0, 1, 2]
+    assert await store.timeline(bot, "nobody") == []
+
+
+async def test_a_due_timer_is_claimed_once_until_its_lease_ends(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    await save(store, bot, "5", Write(dialog("wait"), timer_due=now + 10))
+    await save(store, bot, "6", Write(dialog("wait"), timer_due=now + 20))
+    mine = lambda claimed: sorted(u for b, u in claimed if b == bot)  # noqa: E731
+    assert mine(await store.timers_due(now + 5, lease=30)) == []
+    first, second = await asyncio.gather(store.timers_due(now + 15, lease=30), store.timers_due(now + 15, lease=30))
+    assert sorted(mine(first) + mine(second)) == ["5"]
+    assert mine(await store.timers_due(now + 16, lease=30)) == []
+    assert mine(await store.timers_due(now + 46, lease=30)) == ["5", "6"]
+    await save(store, bot, "5", Write(None))  # a dropped dialog has no timer
+    assert mine(await store.timers_due(now + 100, lease=30)) == ["6"]
+
+
+async def test_outbox_keeps_order_and_retries_the_head(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    items = [{"id": f"i{n}", "op": "send", "text": str(n)} for n in range(3)]
+    await save(store, bot, "7", Write(dialog("s"), outbox=items[:2], outbox_at=now))
+    await save(store, bot, "7", Write(dialog("s"), outbox=items[2:], outbox_at=now + 999))
+    loaded = await begin_waiting(store, bot, "7", token := new_token())
+    assert loaded.pending == 3
+    await store.release(bot, "7", token, loaded)
+    mine = lambda claimed: [u for b, u in claimed if b == bot]  # noqa: E731
+    assert mine(await store.outbox_due(now, lease=30)) == ["7"]
+    assert mine(await store.outbox_due(now, lease=30)) == []
+    head = await store.outbox_head(bot, "7")
+    assert head == items[0]
+    head["attempts"] = 1
+    await store.outbox_later(bot, "7", head, now + 5)
+    assert mine(await store.outbox_due(now + 4, lease=30)) == []
+    assert mine(await store.outbox_due(now + 5, lease=30)) == ["7"]
+    assert (await store.outbox_head(bot, "7"))["attempts"] == 1
+    assert await store.outbox_done(bot, "7", "i0") is True
+    assert await store.outbox_done(bot, "7", "i0") is True  # a repeated ack drops nothing more
+    assert [(await store.outbox_head(bot, "7"))["id"]] == ["i1"]
+    assert await store.outbox_done(bot, "7", "i1") is True
+    assert await store.outbox_done(bot, "7", "i2") is False
+    assert await store.outbox_head(bot, "7") is None
+    assert mine(await store.outbox_due(now + 10_000, lease=30)) == []
+
+
+async def test_webhook_actions_are_claimed_retried_and_forgotten(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    action = {"id": uuid.uuid4().hex, "bot": bot, "url": "http://127.0.0.1:9/x", "data": {"a": 1}}
+    await save(store, bot, "8", Write(dialog("s"), actions=[action]))
+    mine = lambda claimed: [a for a in claimed if a.get("bot") == bot]  # noqa: E731
+    assert mine(await store.actions_due(now + 1, lease=30)) == [action]
+    assert mine(await store.actions_due(now + 2, lease=30)) == []
+    await store.action_later({**action, "attempts": 1}, now + 40)
+    assert mine(await store.actions_due(now + 39, lease=30)) == []
+    assert mine(await store.actions_due(now + 41, lease=30)) == [{**action, "attempts": 1}]
+    await store.action_done(action["id"])
+    assert mine(await store.actions_due(now + 10_000, lease=30)) == []
