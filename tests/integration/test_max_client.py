@@ -9,9 +9,12 @@ import traceback
 import pytest
 
 from flows.session import Reply
-from server.runtime.max_client import MaxApiError, MaxClient
+from server.runtime.max_client import UPDATE_TYPES, MaxApiError, MaxClient
 from server.runtime.max_format import message_body
+from server.runtime.poll import Redeliver, poll_updates
 from server.runtime.ratelimit import RateLimiter
+from server.runtime.subscribe import CliError, subscribe, webhook_url
+from server.settings import Settings
 from tests.fakemax import FAKE_TOKEN, FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
 
 SECRET_TOKEN = "tok-DO-NOT-LEAK-7f3a9c"
@@ -183,3 +186,53 @@ async def test_rate_limiter_serves_waiters_in_arrival_order() -> None:
     await asyncio.gather(*(take(i) for i in range(30)))
     assert order == list(range(30))
     assert limiter.reserve("other-bot") == 0.0, "an idle bot is not slowed by a busy one"
+
+
+async def test_poll_delivers_in_order_retries_and_asks_only_for_handled_types(fake_max: FakeMax) -> None:
+    for n, kind in enumerate(["message_created", "message_edited", "message_callback", "bot_started"]):
+        fake_max.push_update({"update_type": kind, "n": n})
+    fake_max.fail_next(1, status=503, path="/updates")
+    seen: list[int] = []
+    refusals = [Redeliver("storage is down")]
+    stop = asyncio.Event()
+
+    async def deliver(update: dict) -> None:
+        if update["n"] == 2 and refusals:
+            raise refusals.pop()
+        seen.append(update["n"])
+        if len(seen) == 3:
+            stop.set()
+
+    async with MaxClient(fake_max.url) as client:
+        await asyncio.wait_for(poll_updates(client, FAKE_TOKEN, deliver, stop, timeout=1), 30)
+    assert seen == [0, 2, 3], "in order, the refused one again, message_edited never asked for"
+    polls = fake_max.requests("GET", "/updates")
+    assert polls[0]["query"]["types"] == "message_created,message_callback,bot_started"
+
+
+async def test_subscribe_uses_the_stored_secret(fake_max: FakeMax, tmp_path) -> None:
+    from server.db.all_models import metadata
+    from server.db.engine import Database
+    from server.db.models import BotRow
+
+    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/bots.db", max_api_url=fake_max.url)
+    db = Database(settings.database_url)
+    async with db.engine.begin() as conn:
+        await conn.run_sync(metadata.create_all)
+    async with db.session() as session:
+        session.add(BotRow(id="shop", title="Shop", token=FAKE_TOKEN, webhook_secret="hook_secret-1"))
+        session.add(BotRow(id="bare", title="No secret", token=FAKE_TOKEN))
+        await session.commit()
+    await db.dispose()
+
+    subs = await subscribe(settings, "shop", "https://bots.example")
+    assert [s["url"] for s in subs] == ["https://bots.example/webhooks/max/shop"]
+    assert fake_max.subscriptions() == [{"url": "https://bots.example/webhooks/max/shop", "time": subs[0]["time"],
+                                         "secret": "hook_secret-1", "update_types": list(UPDATE_TYPES)}]
+    with pytest.raises(CliError):
+        await subscribe(settings, "bare", "https://bots.example")
+    with pytest.raises(CliError):
+        await subscribe(settings, "nobody", "https://bots.example")
+    with pytest.raises(CliError):
+        webhook_url("http://bots.example", "shop")
+    assert webhook_url("https://proxy.example/in/shop", "shop") == "https://proxy.example/in/shop"

@@ -1,0 +1,72 @@
+"""`botflow max subscribe --bot ID --url URL`: point MAX's webhook for a bot at this server."""
+from __future__ import annotations
+
+import asyncio
+import sys
+from argparse import Namespace
+from urllib.parse import urlsplit
+
+from server.db.engine import Database
+from server.runtime.max_client import UPDATE_TYPES, MaxApiError, MaxClient
+from server.settings import Settings, SettingsError, read_dotenv
+
+
+class CliError(Exception):
+    """A problem the command reports in one line before exiting with status 1."""
+
+
+async def bot_credentials(db: Database, bot_id: str) -> tuple[str, str | None]:
+    """The stored MAX token and webhook secret of a bot (secrets never leave the server otherwise)."""
+    from server.db.models import BotRow
+
+    async with db.session() as session:
+        bot = await session.get(BotRow, bot_id)
+    if bot is None:
+        raise CliError(f"there is no bot {bot_id!r}")
+    if not bot.token:
+        raise CliError(f"bot {bot_id!r} has no MAX token stored; give it one first")
+    return bot.token, bot.webhook_secret
+
+
+def webhook_url(url: str, bot_id: str) -> str:
+    """The URL to subscribe: a bare base URL gets this server's webhook path for the bot appended."""
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.netloc:
+        raise CliError(f"--url must be an https:// URL (MAX delivers only over HTTPS), got {url!r}")
+    if parts.path in ("", "/"):
+        return f"{url.rstrip('/')}/webhooks/max/{bot_id}"
+    return url
+
+
+async def subscribe(settings: Settings, bot_id: str, url: str) -> list[dict]:
+    """Subscribe the bot's webhook with its stored secret; return the bot's subscriptions afterwards."""
+    target = webhook_url(url, bot_id)
+    db = Database(settings.database_url)
+    try:
+        token, secret = await bot_credentials(db, bot_id)
+    finally:
+        await db.dispose()
+    if not secret:
+        raise CliError(f"bot {bot_id!r} has no webhook secret; set one first so deliveries can be checked")
+    async with MaxClient(settings.max_api_url, rate=settings.max_rate) as client:
+        await client.subscribe(token, target, secret, list(UPDATE_TYPES))
+        return await client.subscriptions(token)
+
+
+def run(args: Namespace) -> int:
+    """Entry point of `botflow max subscribe`; prints the subscriptions, exit 0, or one error line and 1."""
+    try:
+        settings = Settings.from_env(read_dotenv())
+        target = webhook_url(args.url, args.bot)
+        subs = asyncio.run(subscribe(settings, args.bot, args.url))
+    except SettingsError as exc:
+        print(f"botflow: {exc}", file=sys.stderr)
+        return 2
+    except (CliError, MaxApiError) as exc:
+        print(f"botflow: {exc}", file=sys.stderr)
+        return 1
+    print(f"bot {args.bot}: MAX now delivers {', '.join(UPDATE_TYPES)} to {target}")
+    others = [s["url"] for s in subs if s.get("url") != target]
+    if others:
+        print(f"note: the bot also has webhook subscriptions at {', '.join(others)}", file=sys.stderr)
+    return 0
