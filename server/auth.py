@@ -1,0 +1,169 @@
+"""Who is calling: bearer tokens for the API, the session cookie for the browser, role guards and CSRF."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from litestar.connection import ASGIConnection, Request
+from litestar.handlers.base import BaseRouteHandler
+from litestar.types import ASGIApp, Receive, Scope, Send
+from sqlalchemy import select
+
+from server.errors import Forbidden, Unauthorized
+
+ROLES = ("viewer", "editor", "publisher", "admin")
+RANK = {role: rank for rank, role in enumerate(ROLES)}
+UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+SESSION_KEY = "uid"
+# Paths that never need to know the caller; skipping them saves a database query per request.
+ANONYMOUS_PREFIXES = ("/static/", "/webhooks/", "/healthz", "/readyz", "/schema")
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentUser:
+    """The authenticated caller, detached from any database session."""
+
+    id: int
+    username: str
+    role: str
+
+    def has_role(self, role: str) -> bool:
+        """Whether this user's role is `role` or above."""
+        return RANK.get(self.role, -1) >= RANK[role]
+
+
+def hash_token(token: str) -> str:
+    """sha256 hex of an API token: the only form of it the database keeps."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+async def user_for_token(db: Any, token: str) -> CurrentUser | None:
+    """The owner of an API token, or None."""
+    from server.db.models import TokenRow, UserRow
+
+    digest = hash_token(token)
+    async with db.session() as session:
+        row = (await session.execute(
+            select(TokenRow.token_hash, UserRow.id, UserRow.username, UserRow.role)
+            .join(UserRow, UserRow.id == TokenRow.user_id)
+            .where(TokenRow.token_hash == digest)
+        )).first()
+    if row is None or not hmac.compare_digest(row.token_hash, digest):
+        return None
+    return CurrentUser(row.id, row.username, row.role)
+
+
+async def user_by_id(db: Any, user_id: Any) -> CurrentUser | None:
+    """A user by primary key (what the session cookie stores), or None."""
+    from server.db.models import UserRow
+
+    if not isinstance(user_id, int) or isinstance(user_id, bool):
+        return None
+    async with db.session() as session:
+        row = await session.get(UserRow, user_id)
+    return CurrentUser(row.id, row.username, row.role) if row else None
+
+
+def bearer(scope: Scope) -> str | None:
+    """The token of an `Authorization: Bearer` header; "" when the header is there but malformed."""
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").strip().partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else ""
+    return None
+
+
+def auth_middleware(app: ASGIApp) -> ASGIApp:
+    """Put the caller in scope["user"] (None when anonymous) and how they authenticated in scope["auth"]."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            user, how = None, None
+            path = scope.get("path", "")
+            if not path.startswith(ANONYMOUS_PREFIXES):
+                db = scope["app"].state.db
+                token = bearer(scope)
+                if token is not None:
+                    # A bad token is an error, never a silent fall-back to the cookie.
+                    user, how = (await user_for_token(db, token) if token else None), "token"
+                else:
+                    session = scope.get("session") or {}
+                    if isinstance(session, dict) and SESSION_KEY in session:
+                        user = await user_by_id(db, session.get(SESSION_KEY))
+                        how = "session" if user else None
+            scope["user"] = user
+            scope["auth"] = how
+        await app(scope, receive, send)
+
+    return middleware
+
+
+def check_csrf(request: ASGIConnection) -> None:
+    """Unsafe API calls riding on the browser cookie must echo the csrftoken cookie in X-CSRFToken."""
+    if request.scope.get("auth") != "session" or request.scope.get("method") not in UNSAFE:
+        return
+    header = request.headers.get("x-csrftoken", "")
+    cookie = request.cookies.get("csrftoken", "")
+    if not header or not cookie or not hmac.compare_digest(header.encode(), cookie.encode()):
+        raise Forbidden("Send the csrftoken cookie's value in the X-CSRFToken header.", code="csrf_failed")
+
+
+def requires_role(role: str) -> Callable[[ASGIConnection, BaseRouteHandler], None]:
+    """A guard: 401 for an anonymous caller or a bad token, 403 for a role below `role`."""
+    if role not in RANK:
+        raise ValueError(f"unknown role {role!r}")
+
+    def guard(connection: ASGIConnection, _: BaseRouteHandler) -> None:
+        user: CurrentUser | None = connection.scope.get("user")
+        if user is None:
+            if connection.scope.get("auth") == "token":
+                raise Unauthorized("The API token is not valid; ask an admin for a new one.")
+            raise Unauthorized()
+        check_csrf(connection)
+        if not user.has_role(role):
+            raise Forbidden(f"This needs the {role} role or above; you are {user.role}.")
+
+    guard.__name__ = f"requires_{role}"
+    return guard
+
+
+def current_user(request: Request) -> CurrentUser | None:
+    """The caller, or None; for pages that also show something to anonymous visitors."""
+    return request.scope.get("user")
+
+
+def login_session(request: Request, user: CurrentUser) -> None:
+    """Remember `user` in the browser session cookie."""
+    request.set_session({SESSION_KEY: user.id})
+
+
+def logout_session(request: Request) -> None:
+    """Forget the browser session."""
+    request.clear_session()
+
+
+def hash_password(password: str, *, salt: bytes | None = None) -> str:
+    """scrypt with a random salt, as "scrypt$n$r$p$salt$hash"."""
+    import os
+
+    salt = salt or os.urandom(16)
+    n, r, p = 2**14, 8, 1
+    digest = hashlib.scrypt(password.encode("utf-8", "surrogatepass"), salt=salt, n=n, r=r, p=p, dklen=32)
+    return f"scrypt${n}${r}${p}${salt.hex()}${digest.hex()}"
+
+
+def verify_password(password: str, stored: str | None) -> bool:
+    """Whether `password` matches a hash_password() result, in constant time."""
+    if not stored:
+        return False
+    try:
+        scheme, n, r, p, salt, digest = stored.split("$")
+        if scheme != "scrypt":
+            return False
+        candidate = hashlib.scrypt(password.encode("utf-8", "surrogatepass"), salt=bytes.fromhex(salt),
+                                   n=int(n), r=int(r), p=int(p), dklen=32)
+    except (ValueError, TypeError):
+        return False
+    return hmac.compare_digest(candidate.hex(), digest)

@@ -1,0 +1,12 @@
+"""Imports every model module so Base.metadata is complete (Alembic and tests read it from here)."""
+from __future__ import annotations
+
+from server.db import models  # noqa: F401
+from server.db.base import Base
+
+try:  # the runtime tables live with the runtime; absent in a partial checkout
+    from server.runtime import models as runtime_models  # noqa: F401
+except ImportError:
+    runtime_models = None
+
+metadata = Base.metadata

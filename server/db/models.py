@@ -1,0 +1,144 @@
+"""Core tables: flows, versions, bots, publications, users, tokens, audit log, sandbox sessions."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import (
+    DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from server.db.base import Base
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(timezone.utc)
+
+
+class FlowRow(Base):
+    """A flow and its editable draft; `revision` changes on every save."""
+
+    __tablename__ = "flows"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    title: Mapped[str] = mapped_column(String(500), default="")
+    # The draft document as JSON text.
+    document: Mapped[str] = mapped_column(Text)
+    revision: Mapped[str] = mapped_column(String(64))
+    # Highest version number handed out so far; bumping it serialises concurrent freezes.
+    version_seq: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class VersionRow(Base):
+    """An immutable frozen copy of a draft."""
+
+    __tablename__ = "flow_versions"
+    __table_args__ = (
+        UniqueConstraint("flow_id", "number", name="uq_flow_versions_flow_number"),
+        Index("ix_flow_versions_flow_hash", "flow_id", "hash"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    flow_id: Mapped[str] = mapped_column(String(64), ForeignKey("flows.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    document: Mapped[str] = mapped_column(Text)
+    hash: Mapped[str] = mapped_column(String(80))
+    note: Mapped[str] = mapped_column(Text, default="")
+    author: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # validation_result() of the frozen document, as JSON text.
+    validation: Mapped[str] = mapped_column(Text)
+
+
+class BotRow(Base):
+    """A MAX bot; token and webhook secret are stored but never returned by the API."""
+
+    __tablename__ = "bots"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    title: Mapped[str] = mapped_column(String(500), default="")
+    token: Mapped[str | None] = mapped_column(Text, nullable=True)
+    webhook_secret: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    # What the bot serves now (mirrors its newest publication); the FK keeps a served flow undeletable.
+    flow_id: Mapped[str | None] = mapped_column(
+        String(64), ForeignKey("flows.id", ondelete="RESTRICT"), nullable=True, index=True
+    )
+    version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class PublicationRow(Base):
+    """One publish (or rollback) of a version to a bot; history is never rewritten."""
+
+    __tablename__ = "publications"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(64), ForeignKey("bots.id", ondelete="CASCADE"), index=True)
+    # Plain values, not keys: history outlives a later deleted flow.
+    flow_id: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer)
+    sessions: Mapped[str] = mapped_column(String(16))
+    published_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    published_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class UserRow(Base):
+    """A person or robot with a role."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    # "scrypt$<salt hex>$<hash hex>", or None when the user can only use API tokens.
+    password_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TokenRow(Base):
+    """An API token, stored as its sha256 only."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(Integer, ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # "bootstrap" marks the token BOTFLOW_BOOTSTRAP_TOKEN refreshes.
+    label: Mapped[str] = mapped_column(String(64), default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class AuditRow(Base):
+    """Who changed what, when."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    actor: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    action: Mapped[str] = mapped_column(String(64))
+    target: Mapped[str] = mapped_column(String(200))
+    # JSON text with whatever the action needs to be understood later.
+    details: Mapped[str] = mapped_column(Text, default="{}")
+
+
+class SandboxRow(Base):
+    """A simulator dialog, kept in the database so every replica sees it."""
+
+    __tablename__ = "sandbox_sessions"
+
+    flow_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("flows.id", ondelete="CASCADE"), primary_key=True
+    )
+    session_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    # flows.session.Session.to_dict() as JSON text, or None once the dialog ended.
+    state: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Seconds the sandbox clock runs ahead of the wall clock (advanced by `idle`).
+    clock_offset: Mapped[float] = mapped_column(Float, default=0.0)
+    # Wall-clock epoch seconds after which the row is stale.
+    expires_at: Mapped[float] = mapped_column(Float, index=True)

@@ -1,0 +1,115 @@
+"""One error hierarchy, rendered in one place as {"error", "message", "details"}."""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException
+
+log = logging.getLogger("botflow.errors")
+
+
+class AppError(Exception):
+    """An error a client can act on: status, machine code, sentence, optional details."""
+
+    def __init__(self, status: int, code: str, message: str, details: list[Any] | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details or []
+        self.headers = headers or {}
+
+
+class BadRequest(AppError):
+    def __init__(self, message: str, code: str = "bad_request", details: list[Any] | None = None) -> None:
+        super().__init__(400, code, message, details)
+
+
+class Unauthorized(AppError):
+    def __init__(self, message: str = "Send a valid API token as 'Authorization: Bearer <token>'.") -> None:
+        super().__init__(401, "unauthorized", message, headers={"WWW-Authenticate": "Bearer"})
+
+
+class Forbidden(AppError):
+    def __init__(self, message: str, code: str = "forbidden") -> None:
+        super().__init__(403, code, message)
+
+
+class NotFound(AppError):
+    def __init__(self, message: str) -> None:
+        super().__init__(404, "not_found", message)
+
+
+class Conflict(AppError):
+    def __init__(self, message: str, code: str = "conflict", details: list[Any] | None = None) -> None:
+        super().__init__(409, code, message, details)
+
+
+class PreconditionFailed(AppError):
+    def __init__(self, message: str) -> None:
+        super().__init__(412, "revision_mismatch", message)
+
+
+class PreconditionRequired(AppError):
+    def __init__(self, message: str) -> None:
+        super().__init__(428, "if_match_required", message)
+
+
+class Unprocessable(AppError):
+    def __init__(self, message: str, code: str = "invalid_request", details: list[Any] | None = None) -> None:
+        super().__init__(422, code, message, details)
+
+
+# Litestar's own exceptions (routing, body size, method) carry terse texts; these are the sentences we send.
+HTTP_CODES: dict[int, tuple[str, str]] = {
+    400: ("bad_request", "The request could not be understood."),
+    401: ("unauthorized", "Send a valid API token as 'Authorization: Bearer <token>'."),
+    403: ("forbidden", "This request is not allowed."),
+    404: ("not_found", "There is nothing at this address; see /schema for the routes."),
+    405: ("method_not_allowed", "This address does not accept that method; see /schema for the routes."),
+    413: ("body_too_large", "The request body is too large; send a smaller document."),
+    415: ("unsupported_media_type", "Send the body as application/json."),
+    429: ("too_many_requests", "Too many requests; wait a moment and retry."),
+}
+
+
+def error_body(code: str, message: str, details: list[Any] | None = None) -> dict[str, Any]:
+    """The JSON error shape every route uses."""
+    return {"error": code, "message": message, "details": details or []}
+
+
+def app_error_handler(_: Request, exc: AppError) -> Response:
+    return Response(error_body(exc.code, exc.message, exc.details), status_code=exc.status,
+                    headers=exc.headers or None)
+
+
+def http_exception_handler(request: Request, exc: HTTPException) -> Response:
+    status = exc.status_code
+    code, sentence = HTTP_CODES.get(status, ("error" if status >= 500 else "bad_request", exc.detail))
+    if status == 413:
+        limit = request.app.state.settings.max_body if hasattr(request.app.state, "settings") else None
+        if limit:
+            sentence = f"The request body is larger than the limit of {limit} bytes; send a smaller document."
+    elif status == 400 and exc.detail and exc.detail != "Bad Request":
+        sentence = str(exc.detail).rstrip(".") + "."
+    details = exc.extra if isinstance(exc.extra, list) else []
+    headers = dict(exc.headers or {})
+    if status >= 500:
+        log.error("%s %s failed: %s", request.method, request.url.path, exc.detail)
+    return Response(error_body(code, sentence, details), status_code=status, headers=headers or None)
+
+
+def internal_error_handler(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return Response(error_body("internal_error", "Something went wrong on the server; the error is logged."),
+                    status_code=500)
+
+
+EXCEPTION_HANDLERS = {
+    AppError: app_error_handler,
+    HTTPException: http_exception_handler,
+    Exception: internal_error_handler,
+}

@@ -1,0 +1,147 @@
+"""Configuration from the environment, checked once at start-up."""
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+from urllib.parse import urlsplit
+
+
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./botflow.db"
+DEFAULT_MAX_API_URL = "https://platform-api2.max.ru"
+DEFAULT_MAX_BODY = 1024 * 1024
+
+
+class SettingsError(Exception):
+    """A configuration value is unusable; the message is one line naming the variable."""
+
+
+@dataclass(slots=True)
+class Settings:
+    """Everything the server reads from its environment."""
+
+    database_url: str = DEFAULT_DATABASE_URL
+    redis_url: str | None = None
+    max_api_url: str = DEFAULT_MAX_API_URL
+    bootstrap_token: str | None = None
+    secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    public_url: str | None = None
+    max_rate: float = 30.0
+    max_body: int = DEFAULT_MAX_BODY
+    # True when no BOTFLOW_SECRET_KEY was given, so sessions will not survive a restart.
+    secret_key_generated: bool = False
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read and check every BOTFLOW_* variable; raise SettingsError on the first bad one."""
+        env = os.environ if environ is None else environ
+
+        def get(name: str) -> str | None:
+            value = env.get(name)
+            return value.strip() if value is not None and value.strip() else None
+
+        secret = get("BOTFLOW_SECRET_KEY")
+        settings = cls(
+            database_url=database_url(get("BOTFLOW_DATABASE_URL") or DEFAULT_DATABASE_URL),
+            redis_url=redis_url(get("BOTFLOW_REDIS_URL")),
+            max_api_url=http_url("BOTFLOW_MAX_API_URL", get("BOTFLOW_MAX_API_URL") or DEFAULT_MAX_API_URL),
+            bootstrap_token=bootstrap_token(get("BOTFLOW_BOOTSTRAP_TOKEN")),
+            secret_key=secret or secrets.token_urlsafe(32),
+            public_url=http_url("BOTFLOW_PUBLIC_URL", get("BOTFLOW_PUBLIC_URL")),
+            max_rate=positive_number("BOTFLOW_MAX_RATE", get("BOTFLOW_MAX_RATE"), 30.0),
+            max_body=positive_int("BOTFLOW_MAX_BODY", get("BOTFLOW_MAX_BODY"), DEFAULT_MAX_BODY),
+            secret_key_generated=secret is None,
+        )
+        return settings
+
+
+def database_url(value: str) -> str:
+    """An async SQLAlchemy URL; plain sqlite:// and postgresql:// are given their async drivers."""
+    scheme, sep, rest = value.partition("://")
+    if not sep:
+        raise SettingsError(
+            "BOTFLOW_DATABASE_URL must be a database URL such as sqlite+aiosqlite:///./botflow.db "
+            "or postgresql+asyncpg://user@host/db"
+        )
+    scheme = scheme.lower()
+    if scheme in ("sqlite", "sqlite+aiosqlite"):
+        return "sqlite+aiosqlite://" + rest
+    if scheme in ("postgres", "postgresql", "postgresql+asyncpg"):
+        if not rest or rest.startswith("/") and len(rest) == 1:
+            raise SettingsError("BOTFLOW_DATABASE_URL must name a PostgreSQL host and database")
+        return "postgresql+asyncpg://" + rest
+    raise SettingsError(
+        f"BOTFLOW_DATABASE_URL must use sqlite+aiosqlite:// or postgresql+asyncpg://, not {scheme}://"
+    )
+
+
+def redis_url(value: str | None) -> str | None:
+    """A redis:// URL or None."""
+    if value is None:
+        return None
+    if urlsplit(value).scheme not in ("redis", "rediss", "unix"):
+        raise SettingsError("BOTFLOW_REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0")
+    return value
+
+
+def http_url(name: str, value: str | None) -> str | None:
+    """An http(s) URL without a trailing slash, or None."""
+    if value is None:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise SettingsError(f"{name} must be an http:// or https:// URL, e.g. https://bots.example.com")
+    return value.rstrip("/")
+
+
+def bootstrap_token(value: str | None) -> str | None:
+    """A bearer token: printable ASCII without spaces, long enough to be unguessable."""
+    if value is None:
+        return None
+    if not value.isascii() or not value.isprintable() or " " in value or len(value) > 512:
+        raise SettingsError("BOTFLOW_BOOTSTRAP_TOKEN must be printable ASCII without spaces (at most 512 characters)")
+    return value
+
+
+def positive_number(name: str, value: str | None, default: float) -> float:
+    """A finite number above zero."""
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not (0 < number < float("inf")):
+        raise SettingsError(f"{name} must be a number above zero, e.g. 30; got {value!r}")
+    return number
+
+
+def positive_int(name: str, value: str | None, default: int) -> int:
+    """A whole number above zero."""
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number <= 0:
+        raise SettingsError(f"{name} must be a whole number of bytes above zero, e.g. 1048576; got {value!r}")
+    return number
+
+
+def read_dotenv(path: Path = Path(".env")) -> dict[str, str]:
+    """KEY=VALUE lines of a .env file (if any); the real environment wins over them."""
+    values: dict[str, str] = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return dict(os.environ)
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.removeprefix("export ").partition("=")
+        values[key.strip()] = value.strip().strip("'\"")
+    return {**values, **os.environ}
