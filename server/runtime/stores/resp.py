@@ -204,3 +204,40 @@ class RespClient:
         if self._conn is not None and self._conn.transport is not None:
             self._conn.transport.close()
         self._conn = None
+
+
+class RedisPyClient:
+    """The same two calls over redis-py, for URLs the pipelined client does not speak (TLS, sockets)."""
+
+    def __init__(self, url: str) -> None:
+        from redis.asyncio import Redis
+
+        self.redis = Redis.from_url(url)
+
+    async def call(self, *args: Any) -> Any:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import ResponseError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+
+        try:
+            return await self.redis.execute_command(*args)
+        except ResponseError as exc:
+            raise RedisError(str(exc)) from exc
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    async def run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return await self.call("EVALSHA", script.sha, len(keys), *keys, *args)
+        except RedisError as exc:
+            if not str(exc).startswith("NOSCRIPT"):
+                raise
+            return await self.call("EVAL", script.source, len(keys), *keys, *args)
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+
+
+def connect(url: str) -> RespClient | RedisPyClient:
+    """The pipelined client for plain redis:// URLs, redis-py for the rest."""
+    return RespClient(url) if url.startswith("redis://") else RedisPyClient(url)

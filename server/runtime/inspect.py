@@ -1,0 +1,97 @@
+"""Looking into live dialogs: send an event, read the session, the timeline, the state as of an entry."""
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, get, post
+
+from flows.session import Update
+from server.auth import requires_role
+from server.errors import AppError, BadRequest, Conflict, NotFound
+from server.runtime import timeline
+from server.runtime.stores.base import LockLost, StoreUnavailable
+from server.runtime.versions import BotInfo
+
+USER_PATH = "/api/bots/{bot_id:str}/users/{user_id:str}"
+
+
+class Unavailable(AppError):
+    def __init__(self, message: str) -> None:
+        super().__init__(503, "unavailable", message)
+
+
+async def _bot(request: Request, bot_id: str) -> BotInfo:
+    bot = await request.app.state.runtime.catalog.bot(bot_id)
+    if bot is None:
+        raise NotFound(f"There is no bot {bot_id!r}.")
+    return bot
+
+
+def _session_view(stored: dict[str, Any]) -> dict[str, Any]:
+    return {"flow": stored.get("flow"), "version": stored.get("version"), "state": stored.get("state"),
+            "data": stored.get("data") or {}, "history": list(stored.get("history") or [])}
+
+
+@post(USER_PATH + "/events", guards=[requires_role("editor")], status_code=200, summary="Send an event to a dialog")
+async def send_event(request: Request, bot_id: str, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The `event` trigger: 200 {"state","fired"} when a transition took it, 409 when none did, 404 without a dialog."""
+    name = data.get("name") if isinstance(data, dict) else None
+    payload = data.get("payload") if isinstance(data, dict) else None
+    if not isinstance(name, str) or not name:
+        raise BadRequest("Send {\"name\": \"<event>\", \"payload\": {...}}; name is missing.")
+    if payload is not None and not isinstance(payload, dict):
+        raise BadRequest("payload must be a JSON object.")
+    bot = await _bot(request, bot_id)
+    runtime = request.app.state.runtime
+    try:
+        status, result = await runtime.dispatcher.turn(bot, user_id, Update.event(name, payload),
+                                                       require_dialog=True, require_fire=True)
+    except (StoreUnavailable, LockLost) as exc:
+        raise Unavailable(f"Dialog storage is unreachable: {exc}") from exc
+    if status == "no_dialog" or (status == "not_fired" and result is None):
+        raise NotFound(f"User {user_id} has no dialog with bot {bot_id!r}.")
+    fired = {"transition": result.transition if result else None, "reason": result.reason if result else ""}
+    if status == "not_fired":
+        raise Conflict(f"No transition from the current state takes the event {name!r}; nothing changed.",
+                       code="event_not_accepted", details=[fired])
+    state = result.session.state if result is not None and result.session is not None else None
+    return {"state": state, "fired": fired}
+
+
+@get(USER_PATH + "/session", guards=[requires_role("viewer")], summary="A user's current dialog")
+async def get_session(request: Request, bot_id: str, user_id: str, at: int | None = None) -> dict[str, Any]:
+    """flow, version, state, data, history (oldest first); `?at=n` gives the dialog as of timeline entry n."""
+    await _bot(request, bot_id)
+    store = request.app.state.runtime.store
+    if at is not None:
+        return (await _as_of(store, bot_id, user_id, at))["session"]
+    stored = await store.session(bot_id, user_id)
+    if stored is None:
+        raise NotFound(f"User {user_id} has no dialog with bot {bot_id!r}.")
+    return _session_view(stored)
+
+
+@get(USER_PATH + "/timeline", guards=[requires_role("viewer")], summary="What happened in a user's dialogs")
+async def get_timeline(request: Request, bot_id: str, user_id: str) -> list[dict[str, Any]]:
+    """Entries oldest first: {"time","kind","state","transition","text"}."""
+    await _bot(request, bot_id)
+    return timeline.entries(await request.app.state.runtime.store.timeline(bot_id, user_id))
+
+
+@get(USER_PATH + "/timeline/{index:int}/state", guards=[requires_role("viewer")],
+     summary="The dialog as of one timeline entry")
+async def get_state_at(request: Request, bot_id: str, user_id: str, index: int) -> dict[str, Any]:
+    """{"entry", "session"}: session is null when no dialog existed at that point."""
+    await _bot(request, bot_id)
+    return await _as_of(request.app.state.runtime.store, bot_id, user_id, index)
+
+
+async def _as_of(store: Any, bot_id: str, user_id: str, index: int) -> dict[str, Any]:
+    found = timeline.state_at(await store.timeline(bot_id, user_id), index) if index >= 0 else None
+    if found is None:
+        raise NotFound(f"The timeline of user {user_id} has no entry {index}.")
+    entry, snap = found
+    return {"entry": entry, "session": _session_view(snap) if snap is not None else None}
+
+
+ROUTES = [send_event, get_session, get_timeline, get_state_at]

@@ -1,0 +1,96 @@
+"""Start and stop the runtime with the app; `app.state.runtime` is what the API and routes talk to."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import Any
+
+import httpx
+
+from server.runtime import publish
+from server.runtime.dispatch import Dispatcher
+from server.runtime.keys import Keys
+from server.runtime.max_client import MaxClient
+from server.runtime.outbox import MaxSender, Outbox
+from server.runtime.stores.base import DialogStore, StoreUnavailable
+from server.runtime.timers import Timers
+from server.runtime.versions import Catalog, Notifier, db_loaders
+
+log = logging.getLogger("botflow.runtime")
+
+
+def make_store(redis_url: str | None, engine: Any, prefix: str) -> DialogStore:
+    """Redis when configured, else the app's database."""
+    if redis_url:
+        from server.runtime.stores.redis import RedisStore
+        from server.runtime.stores.resp import connect
+
+        return RedisStore(redis_url, prefix=prefix, client=connect(redis_url))
+    from server.runtime.stores.sql import SqlStore
+
+    return SqlStore(engine)
+
+
+class Runtime:
+    """Store, catalog, dispatcher and the background loops (timers, outbox, publication channel)."""
+
+    def __init__(self, settings: Any, db: Any) -> None:
+        prefix = os.environ.get("BOTFLOW_REDIS_PREFIX") or "botflow"
+        self.settings = settings
+        self.store = make_store(settings.redis_url, db.engine, prefix)
+        self.catalog = Catalog(*db_loaders(db.sessionmaker))
+        self.client = MaxClient(settings.max_api_url, rate=settings.max_rate)
+        self.sender = MaxSender(self.client)
+        self.dispatcher = Dispatcher(self.store, self.catalog, self.sender)
+        self.http = httpx.AsyncClient(timeout=10.0)
+        self.timers = Timers(self.dispatcher)
+        self.outbox = Outbox(self.store, self.catalog, self.sender, self.http)
+        self.notifier = Notifier(settings.redis_url, Keys(prefix).channel, self.catalog) if settings.redis_url else None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        self._tasks = [asyncio.create_task(self.timers.run()), asyncio.create_task(self.outbox.run())]
+        if self.notifier is not None:
+            await self.notifier.start()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.notifier is not None:
+            await self.notifier.stop()
+        await self.http.aclose()
+        await self.client.aclose()
+        await self.store.close()
+
+    async def published(self, bot_id: str, flow_id: str, version: int, sessions: str = "keep") -> int:
+        """A publication committed: every replica serves it now; reset/migrate running dialogs."""
+        await self.bot_changed(bot_id)
+        return await publish.apply(self.dispatcher, bot_id, flow_id, int(version), sessions or "keep")
+
+    async def bot_changed(self, bot_id: str) -> None:
+        """Token, secret or publication changed: drop cached settings here and on every replica."""
+        self.catalog.invalidate(bot_id)
+        if self.notifier is not None:
+            await self.notifier.announce(bot_id)
+
+    async def ready(self) -> bool:
+        """Whether dialogs can be served (the store answers)."""
+        try:
+            await self.store.ping()
+            return True
+        except StoreUnavailable:
+            return False
+
+
+async def startup(app: Any) -> None:
+    runtime = Runtime(app.state.settings, app.state.db)
+    await runtime.start()
+    app.state.runtime = runtime
+
+
+async def shutdown(app: Any) -> None:
+    runtime = getattr(app.state, "runtime", None)
+    if runtime is not None:
+        await runtime.stop()

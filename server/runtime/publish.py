@@ -1,0 +1,80 @@
+"""Applying a publish to running dialogs: keep (nothing to do), reset (drop) or migrate (move if possible)."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from typing import Any
+
+from flows.engine import next_due
+from flows.model import Flow
+from flows.session import Session
+from server.runtime import timeline
+from server.runtime.dispatch import Dispatcher
+from server.runtime.stores.base import Write, new_token
+
+log = logging.getLogger("botflow.runtime.publish")
+
+MODES = ("keep", "migrate", "reset")
+
+
+async def apply(dispatcher: Dispatcher, bot_id: str, flow_id: str, version: int, mode: str) -> int:
+    """Walk the bot's dialogs under their locks; returns how many were changed or dropped."""
+    if mode not in MODES:
+        raise ValueError(f"sessions must be one of {', '.join(MODES)}")
+    if mode == "keep":
+        return 0
+    target = await dispatcher.catalog.flow(flow_id, version)
+    if target is None:
+        raise LookupError(f"flow {flow_id} has no version {version}")
+    users = [user async for user in dispatcher.store.users(bot_id)]
+    gate = asyncio.Semaphore(16)
+
+    async def one(user: str) -> bool:
+        async with gate:
+            return await _one(dispatcher, bot_id, user, target, mode)
+
+    changed = await asyncio.gather(*(one(user) for user in users))
+    return sum(changed)
+
+
+async def _one(dispatcher: Dispatcher, bot_id: str, user: str, target: Flow, mode: str) -> bool:
+    key = (bot_id, user)
+    await dispatcher.locks.acquire(key)
+    try:
+        token = new_token()
+        loaded = await dispatcher._begin(bot_id, user, token, None)
+        stored = loaded.session
+        if stored is None or (stored.get("flow"), stored.get("version")) == (target.id, target.version):
+            await dispatcher.store.release(bot_id, user, token, loaded)
+            return False
+        now = dispatcher.clock()
+        label = f"{target.id} v{target.version}"
+        write = _migrated(stored, target, now) if mode == "migrate" else None
+        if write is None:
+            why = "reset" if mode == "reset" else f"its state {stored.get('state')!r} does not exist in {label}"
+            write = Write(None, timeline=timeline.note(
+                now, "dropped", stored.get("state"), f"Publish of {label}: dialog dropped ({why}).", None))
+        try:
+            await dispatcher.store.commit(bot_id, user, token, write, loaded)
+        except BaseException:
+            await dispatcher.store.release(bot_id, user, token, loaded)
+            raise
+        return True
+    finally:
+        dispatcher.locks.release(key)
+
+
+def _migrated(stored: dict[str, Any], target: Flow, now: float) -> Write | None:
+    """The dialog moved to `target` with its data, or None when its state does not exist there."""
+    if not target.has_state(str(stored.get("state"))):
+        return None
+    moved = dict(stored)
+    moved["flow"], moved["version"] = target.id, target.version
+    moved["history"] = [state for state in stored.get("history") or [] if target.has_state(state)]
+    session = Session.from_dict(moved)
+    text = (f"Publish of {target.id} v{target.version}: dialog migrated from "
+            f"{stored.get('flow')} v{stored.get('version')}.")
+    ttl = max(1, math.ceil(session.updated_at + target.settings.session_ttl - now))
+    return Write(moved, ttl=ttl, timer_due=next_due(target, session),
+                 timeline=timeline.note(now, "migrated", session.state, text, moved))

@@ -1,0 +1,52 @@
+"""HTTP routes of the runtime: the MAX webhook, plus the inspection routes from `inspect`."""
+from __future__ import annotations
+
+import logging
+
+import msgspec
+from litestar import Request, Response, post
+
+from server.errors import error_body
+from server.runtime.inspect import ROUTES as INSPECT_ROUTES
+from server.runtime.stores.base import LockLost, StoreUnavailable
+from server.runtime.webhook import BadUpdate, parse_update, secret_ok
+
+log = logging.getLogger("botflow.runtime.webhook")
+
+SECRET_HEADER = "x-max-bot-api-secret"
+OK_BODY = b'{"ok":true}'
+
+
+def _error(status: int, code: str, message: str) -> Response:
+    return Response(error_body(code, message), status_code=status)
+
+
+@post("/webhooks/max/{bot_id:str}", status_code=200, include_in_schema=True, summary="MAX update delivery")
+async def max_webhook(request: Request, bot_id: str) -> Response:
+    """One MAX update: 200 once handled (replies sent or safely queued), 403 bad secret, 400 bad body,
+    503 when the storage is unreachable (MAX then delivers again)."""
+    runtime = request.app.state.runtime
+    try:
+        bot = await runtime.catalog.bot(bot_id)
+    except Exception:  # noqa: BLE001 - the database is down: let MAX retry
+        log.warning("bot lookup failed for %s", bot_id, exc_info=True)
+        return _error(503, "unavailable", "The bot's settings cannot be read right now; retry later.")
+    if bot is None:
+        return _error(404, "not_found", f"There is no bot {bot_id!r}.")
+    if not secret_ok(bot.secret, request.headers.get(SECRET_HEADER)):
+        return _error(403, "forbidden", "The X-Max-Bot-Api-Secret header does not match this bot's secret.")
+    try:
+        incoming = parse_update(msgspec.json.decode(await request.body()))
+    except (msgspec.DecodeError, BadUpdate) as exc:
+        return _error(400, "bad_update", f"The body is not a MAX update: {exc}.")
+    if incoming is None:
+        return Response(OK_BODY, media_type="application/json")
+    try:
+        await runtime.dispatcher.handle(bot, incoming)
+    except (StoreUnavailable, LockLost) as exc:
+        log.warning("webhook for %s answered 503: %s", bot_id, exc)
+        return _error(503, "unavailable", "Dialog storage is unreachable; the update was not handled, retry.")
+    return Response(OK_BODY, media_type="application/json")
+
+
+ROUTES = [max_webhook, *INSPECT_ROUTES]

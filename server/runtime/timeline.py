@@ -1,0 +1,86 @@
+"""Timeline records: one per handled update (what came in, what fired and why, what was sent)."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from flows.session import StepResult, Update
+
+
+def describe(update: Update) -> str:
+    """The update as a person would read it."""
+    if update.kind == "message":
+        parts = [update.text] if update.text else []
+        parts += [f"[{a.get('type', 'attachment')}]" for a in update.attachments]
+        return " ".join(parts)
+    if update.kind == "button":
+        return update.payload or ""
+    if update.kind == "bot_started":
+        return update.start_payload or ""
+    if update.kind == "event":
+        payload = json.dumps(update.event_payload, ensure_ascii=False) if update.event_payload else ""
+        return f"{update.name} {payload}".strip()
+    return ""
+
+
+def snapshot(session: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The part of a stored dialog the inspection routes show."""
+    if session is None:
+        return None
+    return {key: session.get(key) for key in ("flow", "version", "state", "data", "history")}
+
+
+def record(now: float, update: Update, before: str | None, result: StepResult,
+           after: dict[str, Any] | None, notes: list[str] | None = None) -> dict[str, Any]:
+    """The timeline record of one turn; entries are [kind, state, transition, text]."""
+    kind = "timer" if update.kind == "tick" else update.kind
+    state = after["state"] if after is not None else None
+    if state is None and result.completed is not None:
+        state = result.completed.state
+    entries: list[list[Any]] = [[kind, before, None, describe(update)]]
+    entries.append(["transition" if result.transition else result.outcome, state, result.transition,
+                    result.reason])
+    entries.extend(["reply", state, None, reply.text] for reply in result.replies)
+    if result.completed is not None:
+        entries.append(["completed", result.completed.state, None,
+                        json.dumps(result.completed.data, ensure_ascii=False, default=str)])
+    entries.extend(["send_failed", state, None, note] for note in notes or ())
+    return {"t": now, "e": entries, "s": snapshot(after)}
+
+
+def note(now: float, kind: str, state: str | None, text: str, after: dict[str, Any] | None) -> dict[str, Any]:
+    """A record that is not an update (a publish dropped or migrated the dialog)."""
+    return {"t": now, "e": [[kind, state, None, text]], "s": snapshot(after)}
+
+
+def iso(ts: float) -> str:
+    """Unix seconds as ISO 8601 UTC with milliseconds."""
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def entries(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records flattened into the entries the API shows, oldest first."""
+    out = []
+    for rec in records:
+        when = iso(rec["t"])
+        for kind, state, transition, text in rec["e"]:
+            out.append({"time": when, "kind": kind, "state": state, "transition": transition, "text": text})
+    return out
+
+
+def state_at(records: list[dict[str, Any]], index: int) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+    """(entry, dialog snapshot) as of entry `index`: an update entry sees the dialog before its turn."""
+    position = 0
+    previous: dict[str, Any] | None = None
+    for rec in records:
+        count = len(rec["e"])
+        if index < position + count:
+            offset = index - position
+            kind, state, transition, text = rec["e"][offset]
+            entry = {"time": iso(rec["t"]), "kind": kind, "state": state, "transition": transition, "text": text}
+            is_update = offset == 0 and len(rec["e"]) > 1
+            return entry, previous if is_update else rec["s"]
+        position += count
+        previous = rec["s"]
+    return None

@@ -1,0 +1,180 @@
+"""What each bot serves: bot settings cached briefly, compiled flows cached per immutable version.
+
+A publish is seen at once by the replica that made it (`invalidate`), by the others through Redis
+pub/sub, and at worst after CACHE_SECONDS when a notification was missed.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from flows.load import load
+from flows.model import Flow
+
+log = logging.getLogger("botflow.runtime.versions")
+
+CACHE_SECONDS = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class BotInfo:
+    """A bot as the runtime needs it: credentials and the version it serves now."""
+
+    id: str
+    token: str | None
+    secret: str | None
+    flow_id: str | None
+    version: int | None
+
+
+BotLoader = Callable[[str], Awaitable[BotInfo | None]]
+DocumentLoader = Callable[[str, int], Awaitable[dict[str, Any] | None]]
+
+
+class Catalog:
+    """Bot lookups with a short cache; Flow objects compiled once per (flow, version)."""
+
+    def __init__(self, load_bot: BotLoader, load_document: DocumentLoader,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._load_bot = load_bot
+        self._load_document = load_document
+        self._clock = clock
+        self._bots: dict[str, tuple[BotInfo | None, float]] = {}
+        self._flows: dict[tuple[str, int], Flow | None] = {}
+        self._pending: dict[Any, asyncio.Future[Any]] = {}
+
+    async def _once(self, key: Any, make: Callable[[], Awaitable[Any]]) -> Any:
+        """Concurrent misses for one key share a single load."""
+        fut = self._pending.get(key)
+        if fut is not None:
+            return await asyncio.shield(fut)
+        fut = asyncio.get_running_loop().create_future()
+        self._pending[key] = fut
+        try:
+            value = await make()
+            fut.set_result(value)
+            return value
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()  # nobody else may be waiting: mark it retrieved
+            raise
+        finally:
+            del self._pending[key]
+
+    async def bot(self, bot_id: str) -> BotInfo | None:
+        """The bot's settings, at most CACHE_SECONDS old."""
+        cached = self._bots.get(bot_id)
+        now = self._clock()
+        if cached is not None and cached[1] > now:
+            return cached[0]
+
+        async def fetch() -> BotInfo | None:
+            info = await self._load_bot(bot_id)
+            self._bots[bot_id] = (info, self._clock() + CACHE_SECONDS)
+            return info
+
+        return await self._once(("bot", bot_id), fetch)
+
+    async def flow(self, flow_id: str, version: int | None) -> Flow | None:
+        """The compiled frozen version; versions never change, so it is kept for the process's life."""
+        if version is None:
+            return None
+        key = (flow_id, int(version))
+        if key in self._flows:
+            return self._flows[key]
+
+        async def fetch() -> Flow | None:
+            document = await self._load_document(flow_id, int(version))
+            flow = None
+            if document is not None:
+                flow = load(document)
+                flow.version = int(version)
+            self._flows[key] = flow
+            return flow
+
+        return await self._once(("flow", key), fetch)
+
+    async def serving(self, bot: BotInfo) -> Flow | None:
+        """The flow the bot serves now (None before its first publish)."""
+        if bot.flow_id is None or bot.version is None:
+            return None
+        return await self.flow(bot.flow_id, bot.version)
+
+    def invalidate(self, bot_id: str | None = None) -> None:
+        """Forget cached bot settings (one bot, or all)."""
+        if bot_id is None:
+            self._bots.clear()
+        else:
+            self._bots.pop(bot_id, None)
+
+
+def db_loaders(sessionmaker: Any) -> tuple[BotLoader, DocumentLoader]:
+    """Loaders reading the core tables (bots, flow_versions) of the app's database."""
+    from sqlalchemy import select
+
+    from server.db.models import BotRow, VersionRow
+
+    async def load_bot(bot_id: str) -> BotInfo | None:
+        async with sessionmaker() as session:
+            row = await session.get(BotRow, bot_id)
+            if row is None:
+                return None
+            return BotInfo(row.id, row.token, row.webhook_secret, row.flow_id, row.version)
+
+    async def load_document(flow_id: str, version: int) -> dict[str, Any] | None:
+        async with sessionmaker() as session:
+            text = await session.scalar(select(VersionRow.document).where(
+                (VersionRow.flow_id == flow_id) & (VersionRow.number == version)))
+        return json.loads(text) if text is not None else None
+
+    return load_bot, load_document
+
+
+class Notifier:
+    """Redis pub/sub: tell every replica that a bot changed (publish, token, secret)."""
+
+    def __init__(self, url: str, channel: str, catalog: Catalog) -> None:
+        from redis.asyncio import Redis
+
+        self._redis = Redis.from_url(url)
+        self._channel = channel
+        self._catalog = catalog
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._listen())
+
+    async def announce(self, bot_id: str) -> None:
+        try:
+            await self._redis.publish(self._channel, bot_id)
+        except Exception:  # noqa: BLE001 - the short cache still catches up within a second
+            log.warning("could not announce a change of bot %s", bot_id, exc_info=True)
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                pubsub = self._redis.pubsub()
+                await pubsub.subscribe(self._channel)
+                self._catalog.invalidate()  # anything may have changed while we were not listening
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        data = message["data"]
+                        self._catalog.invalidate(data.decode() if isinstance(data, bytes) else str(data))
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - Redis went away: retry, the cache bounds staleness meanwhile
+                log.warning("publication channel lost; resubscribing", exc_info=True)
+                await asyncio.sleep(1.0)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001
+                pass
+        await self._redis.aclose()
