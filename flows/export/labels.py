@@ -2,11 +2,7 @@
 from __future__ import annotations
 
 from flows.model import Transition
-
-
-def seconds(value: float) -> str:
-    """`60` for whole seconds, `1.5` otherwise."""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
+from flows.templates import value_text
 
 
 def trigger(tr: Transition) -> str:
@@ -21,7 +17,7 @@ def trigger(tr: Transition) -> str:
     if tr.on == "event":
         return f"event: {tr.name}"
     if tr.on == "timeout" and tr.after is not None:
-        return f"timeout {seconds(tr.after)}s"
+        return f"timeout {value_text(tr.after)}s"
     return tr.on
 
 

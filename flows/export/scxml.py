@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 import re
 
-from flows.export.labels import seconds
 from flows.model import Condition, Flow, Transition
+from flows.templates import value_text
 
 SCXML_NS = "http://www.w3.org/2005/07/scxml"
 BOTFLOW_NS = "urn:botflow:scxml:1"
@@ -66,7 +66,7 @@ def _transition(tr: Transition, tag: str, indent: str, source: str | None = None
         "botflow:match": json.dumps(list(tr.match), ensure_ascii=False) if tr.match else None,
         "botflow:pattern": tr.pattern,
         "botflow:kinds": " ".join(tr.kinds) or None,
-        "botflow:after": seconds(tr.after) if tr.after is not None else None,
+        "botflow:after": value_text(tr.after) if tr.after is not None else None,
     }
     inner = indent + "  "
     body = [f"{inner}<assign location={_attr(key)} expr={_attr(json.dumps(tpl, ensure_ascii=False))}/>"
