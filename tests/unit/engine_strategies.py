@@ -116,19 +116,26 @@ def _words(doc: dict[str, Any]) -> list[str]:
     return found or ["x"]
 
 
+_EVENTS = st.builds(
+    Update.event, st.sampled_from(["paid", "operator_reply", "cancelled", "other"]),
+    st.dictionaries(st.sampled_from(["amount", "status", "name"]),
+                    st.one_of(st.integers(-5, 5), st.sampled_from(["ok", "fail"])), max_size=2))
+_FIXED_UPDATES = st.one_of(
+    st.builds(Update.message, TEXTS),
+    st.builds(Update.button, TEXTS),
+    st.builds(lambda a, t: Update.message(t, [a]), ATTACHMENTS, st.one_of(st.none(), TEXTS)),
+    _EVENTS,
+    st.builds(Update.started, st.sampled_from([None, "", "promo"])),
+    st.just(Update.tick()),
+)
+_WAITS = st.one_of(st.just(1.0), st.floats(0, 5000, allow_nan=False))
+
+
 @st.composite
 def update_sequences(draw: st.DrawFn, doc: dict[str, Any], max_size: int = 15) -> list[tuple[float, Update]]:
     """(wait seconds, update) pairs mixing texts, presses, attachments, events, starts and ticks."""
     words = st.sampled_from(_words(doc))
-    update = st.one_of(
-        st.builds(Update.message, st.one_of(TEXTS, words)),
-        st.builds(Update.button, st.one_of(words, TEXTS)),
-        st.builds(lambda a, t: Update.message(t, [a]), ATTACHMENTS, st.one_of(st.none(), TEXTS)),
-        st.builds(Update.event, st.sampled_from(["paid", "operator_reply", "cancelled", "other"]),
-                  st.dictionaries(st.sampled_from(["amount", "status", "name"]),
-                                  st.one_of(st.integers(-5, 5), st.sampled_from(["ok", "fail"])), max_size=2)),
-        st.builds(Update.started, st.one_of(st.none(), st.just(""), st.just("promo"))),
-        st.just(Update.tick()),
-    )
-    waits = st.one_of(st.just(1.0), st.floats(0, 5000, allow_nan=False))
-    return draw(st.lists(st.tuples(waits, update), max_size=max_size))
+    # Half the updates use the document's own words so that triggers, choices and buttons really fire.
+    update = st.one_of(st.builds(Update.message, words), st.builds(Update.button, words), _FIXED_UPDATES,
+                       _FIXED_UPDATES)
+    return draw(st.lists(st.tuples(_WAITS, update), max_size=max_size))
