@@ -131,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="validate flow documents (exit 0 ok, 1 errors, 2 unreadable)")
     p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="json: one object mapping each FILE to its validation result")
     p.set_defaults(handler=cmd_validate)
 
     p = sub.add_parser("export", help="export a flow document as json, yaml, mermaid, dot or scxml")
@@ -141,8 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_export)
 
     p = sub.add_parser("serve", help="run designer, API and runtime in one process")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     p.set_defaults(handler=cmd_serve)
 
     db = sub.add_parser("db", help="database maintenance").add_subparsers(
@@ -150,14 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
     db.add_parser("upgrade", help="apply database migrations").set_defaults(handler=cmd_db_upgrade)
 
     p = sub.add_parser("poll", help="receive a bot's updates by long polling instead of a webhook")
-    p.add_argument("--bot", required=True, metavar="ID")
+    p.add_argument("--bot", required=True, metavar="ID", help="id of a bot created through the API")
     p.set_defaults(handler=cmd_poll)
 
     mx = sub.add_parser("max", help="MAX messenger operations").add_subparsers(
         dest="max_command", required=True, metavar="MAX_COMMAND")
     p = mx.add_parser("subscribe", help="subscribe a bot's webhook with the MAX API")
-    p.add_argument("--bot", required=True, metavar="ID")
-    p.add_argument("--url", required=True, metavar="URL")
+    p.add_argument("--bot", required=True, metavar="ID", help="id of a bot created through the API")
+    p.add_argument("--url", required=True, metavar="URL",
+                   help="https:// webhook URL, or this server's base URL to get /webhooks/max/<bot> appended")
     p.set_defaults(handler=cmd_max_subscribe)
     return parser
 
