@@ -156,36 +156,45 @@ async def test_token_never_appears_in_errors() -> None:
     assert SECRET_TOKEN not in recorded and KNOWN_TOKEN not in recorded
 
 
+def busiest_second(times: list[float]) -> int:
+    """The most calls that arrived within any one-second window."""
+    times = sorted(times)
+    return max(sum(1 for t in times[i:] if t < start + 1.0) for i, start in enumerate(times))
+
+
 async def test_rate_limit_keeps_each_bot_under_its_rate(fake_max: FakeMax) -> None:
-    rate, count = 40, 100
+    rate, count = 10, 30
     other = "second-bot-token"
     with FakeMax(tokens={FAKE_TOKEN, other}) as fake:
         async with MaxClient(fake.url, rate=rate) as client:
-            started = time.monotonic()
             await asyncio.gather(*(client.send_message(token, chat_id=i, body={"text": "x"})
                                    for i in range(count) for token in (FAKE_TOKEN, other)))
-            elapsed = time.monotonic() - started
-        for token in (FAKE_TOKEN, other):
-            times = sorted(c["time"] for c in fake.requests("POST", "/messages", token))
-            assert len(times) == count
-            busiest = max(sum(1 for t in times[i:] if t < start + 1.0) for i, start in enumerate(times))
-            # One slot every 1/rate s: a one-second window holds `rate` calls, plus one on its edge and jitter.
-            assert busiest <= rate + 2
-    # Both bots ran side by side: the total is paced per bot, not per client.
-    assert (count - 1) / rate * 0.9 <= elapsed < 2 * (count - 1) / rate
+        arrivals = {token: [c["time"] for c in fake.requests("POST", "/messages", token)]
+                    for token in (FAKE_TOKEN, other)}
+    for times in arrivals.values():
+        assert len(times) == count
+        # Slots are 1/rate s apart. Arrival jitter only delays calls, so over the whole run the mean rate
+        # stays at `rate`; a busy machine may bunch a few late calls into one second, never a burst of 2N.
+        assert (count - 1) / (max(times) - min(times)) <= rate * 1.05
+        assert busiest_second(times) <= rate * 1.25 + 2
+    # The limit is per bot, not per client: both bots went side by side, well above one bot's rate.
+    assert busiest_second(arrivals[FAKE_TOKEN] + arrivals[other]) >= rate * 1.5
 
 
 async def test_rate_limiter_serves_waiters_in_arrival_order() -> None:
     limiter = RateLimiter(100)
-    order: list[int] = []
+    order: list[str] = []
 
-    async def take(i: int) -> None:
-        await limiter.acquire("bot")
-        order.append(i)
+    async def take(key: str, label: str) -> None:
+        await limiter.acquire(key)
+        order.append(label)
 
-    await asyncio.gather(*(take(i) for i in range(30)))
-    assert order == list(range(30))
-    assert limiter.reserve("other-bot") == 0.0, "an idle bot is not slowed by a busy one"
+    backlog = [asyncio.create_task(take("bot", str(i))) for i in range(30)]
+    await asyncio.sleep(0)
+    await take("other-bot", "other")
+    await asyncio.gather(*backlog)
+    assert [label for label in order if label != "other"] == [str(i) for i in range(30)]
+    assert order.index("other") < 5, "an idle bot is not queued behind a busy one"
 
 
 async def test_poll_delivers_in_order_retries_and_asks_only_for_handled_types(fake_max: FakeMax) -> None:
