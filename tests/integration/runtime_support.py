@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -80,3 +84,98 @@ def sqlite_url(tmp_path) -> str:
     url = f"sqlite+aiosqlite:///{tmp_path / 'runtime.db'}"
     in_thread(upgrade_blocking, url)
     return url
+
+
+class TcpProxy:
+    """A loopback TCP proxy that can be cut and restored, to make Redis unreachable on demand."""
+
+    def __init__(self, target_port: int = 6379) -> None:
+        self.target_port = target_port
+        self.port = 0
+        self._server: asyncio.AbstractServer | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        """Refuse new connections and cut the open ones."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+        for writer in list(self._writers):
+            writer.transport.abort()
+        self._writers.clear()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        self._writers.update((writer, up_writer))
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                dst.transport.abort()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        self._writers.difference_update((writer, up_writer))
+
+
+class Receiver:
+    """An HTTP endpoint on loopback that records JSON POSTs (webhook actions); can refuse the first few."""
+
+    def __init__(self, fail_first: int = 0) -> None:
+        self.bodies: list[Any] = []
+        self.attempts = 0
+        self.fail_first = fail_first
+        self.port = 0
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hook"
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        self.attempts += 1
+        status = 500 if self.attempts <= self.fail_first else 200
+        if status == 200:
+            self.bodies.append(json.loads(body))
+        await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    def __enter__(self) -> Receiver:
+        import socket
+
+        import uvicorn
+
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        self._server = uvicorn.Server(uvicorn.Config(self, lifespan="off", log_level="warning"))
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self._thread.start()
+        while not self._server.started:
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(5)
