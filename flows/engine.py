@@ -9,7 +9,6 @@ from flows.firing import (_PLANS, FlowPlan, StatePlan, active_copy, add_state_me
                           first_holding, plan)
 from flows.model import Flow, Transition
 from flows.session import Effect, Reply, Session, StepResult, Update
-from flows.templates import compile_template
 
 __all__ = ["step", "next_due", "expired"]
 next_due = timers.next_due
@@ -144,8 +143,8 @@ def _in_dialog(fp: FlowPlan, session: Session, update: Update, now: float) -> St
         return StepResult(session, [], [], None, f"Update {kind!r} is not handled; ignored.", "ignored",
                           touched=False)
     s = active_copy(session, now)
-    if sp.state.input is not None:
-        return _input(fp, sp, s, update, now)
+    if sp.input is not None:
+        return _input(fp, sp, s, update, now, text)
     tr = first_holding(sp.on_else, s.data)
     if tr is not None:
         return _fired(fp, s, tr, now, [], f"{_said(update)} was taken by the else transition")
@@ -159,16 +158,17 @@ def _fallback(fp: FlowPlan, sp: StatePlan, s: Session, reason: str) -> StepResul
     return StepResult(s, replies, [], None, reason, "fallback")
 
 
-def _input(fp: FlowPlan, sp: StatePlan, s: Session, update: Update, now: float) -> StepResult:
-    inp = sp.state.input
-    assert inp is not None
+def _input(fp: FlowPlan, sp: StatePlan, s: Session, update: Update, now: float,
+           text: str | None) -> StepResult:
+    """Step 4: the message (or a press of the state's own button) is the state's input."""
+    inp = sp.input
     if update.kind == "button":
         if update.payload not in sp.own_payloads:
             return _fallback(fp, sp, s, f'The press "{update.payload}" is not a button of {s.state}; '
                                         "fallback sent.")
         text, attachments = update.payload, []
     else:
-        text, attachments = update.text, update.attachments
+        attachments = update.attachments
     verdict = inputs.check(inp, text, attachments)
     quoted = f'Input "{inputs.shown(text, attachments)}"'
     if verdict.ok:
@@ -189,8 +189,8 @@ def _input(fp: FlowPlan, sp: StatePlan, s: Session, update: Update, now: float) 
             return _fired(fp, s, tr, now, [],
                           f"{quoted} {verdict.why}, invalid input {attempts} of {inp.max_attempts} in a row")
     replies: list[Reply] = []
-    if inp.error:
-        add_text(replies, compile_template(inp.error), s.data)
+    if sp.error is not None:
+        add_text(replies, sp.error, s.data)
         sent = "error sent"
     else:
         add_text(replies, fp.fallback, s.data)

@@ -16,12 +16,18 @@ CompiledMessage = tuple[Compiled, tuple[tuple[tuple[Compiled, str, str], ...], .
 class StatePlan:
     """Everything step() needs about one state, looked up once."""
 
-    __slots__ = ("state", "messages", "matchers", "on_input", "on_invalid", "on_else", "timeout",
-                 "own_payloads")
+    __slots__ = ("state", "messages", "static", "input", "error", "matchers", "on_input", "on_invalid",
+                 "on_else", "timeout", "own_payloads")
 
     def __init__(self, state: State, messages: tuple[CompiledMessage, ...]) -> None:
         self.state = state
         self.messages = messages
+        # Texts of messages that need no rendering (no placeholder, no keyboard, short), else None.
+        self.static: tuple[str, ...] | None = tuple(m[0] for m in messages) if all(
+            not rows and text.__class__ is str and len(text) <= MESSAGE_LIMIT for text, rows in messages) else None
+        self.input = state.input
+        self.error: Compiled | None = (compile_template(state.input.error)
+                                       if state.input is not None and state.input.error else None)
         # (trigger, transition, lowered match set, compiled pattern) for step 3, in document order.
         self.matchers: list[tuple[str, Transition, frozenset[str], re.Pattern[str] | None]] = []
         self.on_input: list[Transition] = []
@@ -144,6 +150,11 @@ def add_text(out: list[Reply], compiled: Compiled, data: dict[str, Any]) -> None
 
 def add_state_messages(out: list[Reply], sp: StatePlan, data: dict[str, Any]) -> None:
     """Append a state's `say` messages."""
+    static = sp.static
+    if static is not None:
+        for text in static:
+            out.append(Reply(text, []))
+        return
     for message in sp.messages:
         compiled, rows = message
         # Fast path: a short text without placeholders or keyboard needs no rendering.

@@ -10,7 +10,8 @@ from flows.model import Input
 
 # ASCII digits only: "٣" is a digit to Python's \d but not a digit of a phone number.
 PHONE_RE = re.compile(r"\+?[78][0-9]{10}")
-PHONE_NOISE = re.compile(r"[\s\-()]")
+# Spaces, dashes (ASCII and typographic) and brackets people put into phone numbers.
+PHONE_NOISE = re.compile(r"[\s\-\u2010-\u2015()\[\]]")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 NUMBER_RE = re.compile(r"[+-]?[0-9]+(?:[.,][0-9]+)?")
 INTEGER_RE = re.compile(r"[+-]?[0-9]+")
@@ -64,10 +65,10 @@ def normalise_phone(text: str) -> str | None:
 
 
 def _phone(inp: Input, text: str) -> Verdict:
-    phone = normalise_phone(text)
-    if phone is None:
+    bare = PHONE_NOISE.sub("", text)
+    if PHONE_RE.fullmatch(bare) is None:
         return _bad("is not a valid phone")
-    return Verdict(True, phone, "is a valid phone")
+    return Verdict(True, "+7" + bare[-10:], "is a valid phone")
 
 
 def _email(inp: Input, text: str) -> Verdict:

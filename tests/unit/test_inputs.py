@@ -34,7 +34,8 @@ def test_text_without_limits_and_empty_text():
 
 
 @pytest.mark.parametrize("raw", ["+79991234567", "89991234567", "79991234567", "+7 (999) 123-45-67",
-                                 "8-999-123-45-67", " 8 999 123 45 67 ", "+8 999 1234567"])
+                                 "8-999-123-45-67", " 8 999 123 45 67 ", "+8 999 1234567",
+                                 "8 (999) 123–45–67", "+7\t999\u00a01234567"])
 def test_phone_accepted_and_normalised(raw):
     assert ok(Input("phone"), raw) == "+79991234567"
 
