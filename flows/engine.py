@@ -10,7 +10,7 @@ from flows.firing import (_PLANS, FlowPlan, StatePlan, active_copy, add_state_me
 from flows.model import Flow, Transition
 from flows.session import Effect, Reply, Session, StepResult, Update
 
-__all__ = ["step", "next_due", "expired"]
+__all__ = ["step", "catch_up", "next_due", "expired"]
 next_due = timers.next_due
 expired = timers.expired
 
@@ -30,7 +30,8 @@ def step(flow: Flow, session: Session | None, update: Update, now: float, *,
     if fp is None or fp.flow is not flow:
         fp = plan(flow)
     if session is not None:
-        if now - session.updated_at >= flow.settings.session_ttl:
+        # Same expression as timers.expired/next_due, so a tick at the due time always sees it due.
+        if now >= session.updated_at + flow.settings.session_ttl:
             if kind == "tick":
                 return StepResult(None, [], [], None,
                                   f"The dialog at {session.state} was idle for "
@@ -57,6 +58,21 @@ def step(flow: Flow, session: Session | None, update: Update, now: float, *,
     if session is None:
         return _no_dialog(latest, fp, update, now, note)
     return _in_dialog(fp, session, update, now)
+
+
+def catch_up(flow: Flow, session: Session | None, until: float, *, limit: int = 100) -> list[StepResult]:
+    """Fire, in order and each at its own due time, everything due up to `until` (for idle jumps)."""
+    results: list[StepResult] = []
+    while session is not None and len(results) < limit:
+        when = timers.next_due(flow, session)
+        if when is None or when > until:
+            break
+        result = step(flow, session, Update.tick(), when)
+        results.append(result)
+        if result.outcome == "ignored":
+            break
+        session = result.session
+    return results
 
 
 def _num(value: float) -> str:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from engine_strategies import Dialog, flow_of, texts
-from flows.engine import step
+from flows.engine import catch_up, step
 from flows.session import Update
 from flows.timers import expired, next_due
 
@@ -171,3 +171,24 @@ def test_timeout_into_a_final_state_completes_the_dialog():
     assert r.outcome == "completed" and r.session is None
     assert r.completed.state == "late"
     assert [e.url for e in r.effects] == ["https://crm.example/late"]
+
+
+def test_catch_up_fires_each_timer_at_its_own_due_time():
+    flow = flow_of([WAIT, {"id": "late", "say": [{"text": "Время вышло"}], "input": {"type": "any"}}],
+                   [{"id": "too_late", "from": "wait", "to": "late", "on": "timeout", "after": 300}],
+                   settings={"session_ttl": 1000, "reminder": REMINDER})
+    d = opened(flow)
+    results = catch_up(flow, d.session, 5000)
+    assert [r.outcome for r in results] == ["reminder", "transition", "expired"]
+    assert results[1].session.entered_at == 300
+    assert results[-1].session is None
+    assert catch_up(flow, d.session, 99) == []
+    assert catch_up(flow, None, 5000) == []
+
+
+def test_due_time_from_next_due_is_due_for_step_despite_float_rounding():
+    flow = timed(reminder=None, ttl=1)
+    d = opened(flow, now=0.4)
+    when = next_due(flow, d.session)
+    assert when - 0.4 < 1  # the rounding this guards against
+    assert step(flow, d.session, Update.tick(), when).outcome == "expired"
