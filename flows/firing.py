@@ -119,7 +119,10 @@ def plan(flow: Flow) -> FlowPlan:
 def _build(flow: Flow) -> FlowPlan:
     built = FlowPlan(flow)
     if len(_PLANS) >= _PLAN_LIMIT:
-        _PLANS.pop(next(iter(_PLANS)))
+        try:
+            _PLANS.pop(next(iter(_PLANS)))  # oldest first: drafts come and go, published versions stay hot
+        except (KeyError, RuntimeError, StopIteration):
+            pass  # another thread evicted at the same time; the cache only has to stay bounded
     _PLANS[id(flow)] = built
     return built
 

@@ -333,3 +333,14 @@ def test_link_buttons_keep_their_url():
     flow = flow_of([{"id": "s", "say": [{"text": "Сайт", "buttons": [[{"text": "Открыть", "url": "https://x.example"}]]}]}])
     r = step(flow, None, Update.started(), 1.0)
     assert r.replies[0].buttons == [[{"text": "Открыть", "url": "https://x.example"}]]
+
+
+def test_lookups_are_rebuilt_for_a_new_flow_object_even_at_a_reused_address():
+    from flows.firing import plan
+    first = flow_of([{"id": "a", "say": [{"text": "Первая"}]}])
+    assert texts(step(first, None, Update.started(), 1.0)) == ["Первая"]
+    assert plan(first) is plan(first)
+    for n in range(300):  # more flows than the cache keeps
+        other = flow_of([{"id": "a", "say": [{"text": f"Flow {n}"}]}])
+        assert texts(step(other, None, Update.started(), 1.0)) == [f"Flow {n}"]
+    assert texts(step(first, None, Update.started(), 1.0)) == ["Первая"]
