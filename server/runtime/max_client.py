@@ -11,8 +11,6 @@ from server.runtime.ratelimit import RateLimiter
 
 # Sized for a busy process: many bots, replies fanned out concurrently, connections reused (keep-alive).
 POOL_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=128, keepalive_expiry=30.0)
-# The update types the runtime acts on; others are accepted and ignored, so there is no need to ask for them.
-UPDATE_TYPES = ("message_created", "message_callback", "bot_started")
 JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8", "Accept": "application/json"}
 
 

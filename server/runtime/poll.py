@@ -9,8 +9,9 @@ from typing import Any
 
 import httpx
 
-from server.runtime.max_client import UPDATE_TYPES, MaxApiError, MaxClient
+from server.runtime.max_client import MaxApiError, MaxClient
 from server.runtime.subscribe import CliError, bot_credentials
+from server.runtime.webhook import HANDLED
 from server.settings import Settings, SettingsError, read_dotenv
 
 Deliver = Callable[[dict[str, Any]], Awaitable[None]]
@@ -29,6 +30,19 @@ async def _pause(stop: asyncio.Event, seconds: float) -> None:
         pass
 
 
+async def _unless_stopped(call: Awaitable[dict[str, Any]], stop: asyncio.Event) -> dict[str, Any] | None:
+    """The call's result, or None as soon as `stop` is set (a long poll may otherwise hold for 30 s)."""
+    fetch = asyncio.ensure_future(call)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait((fetch, stopped), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (fetch, stopped):
+            if not task.done():
+                task.cancel()
+    return fetch.result() if fetch.done() and not fetch.cancelled() else None
+
+
 async def _deliver_until_done(deliver: Deliver, update: dict[str, Any], stop: asyncio.Event) -> bool:
     """Hand one update over, retrying with backoff as MAX would; False when stopped before it went through."""
     delay = 1.0
@@ -44,7 +58,7 @@ async def _deliver_until_done(deliver: Deliver, update: dict[str, Any], stop: as
 
 
 async def poll_updates(client: MaxClient, token: str, deliver: Deliver, stop: asyncio.Event, *,
-                       timeout: int = 30, types: Sequence[str] = UPDATE_TYPES) -> None:
+                       timeout: int = 30, types: Sequence[str] = HANDLED) -> None:
     """Long-poll GET /updates and deliver each update in order until `stop` is set.
 
     The marker moves on only after a whole page is delivered, so an interrupted run sees the rest again
@@ -54,7 +68,8 @@ async def poll_updates(client: MaxClient, token: str, deliver: Deliver, stop: as
     delay = 1.0
     while not stop.is_set():
         try:
-            page = await client.get_updates(token, marker=marker, timeout=timeout, types=list(types))
+            page = await _unless_stopped(
+                client.get_updates(token, marker=marker, timeout=timeout, types=list(types)), stop)
         except MaxApiError as exc:
             if not exc.retryable:
                 raise
@@ -62,6 +77,8 @@ async def poll_updates(client: MaxClient, token: str, deliver: Deliver, stop: as
             await _pause(stop, delay)
             delay = min(delay * 2, BACKOFF_MAX)
             continue
+        if page is None:
+            return
         delay = 1.0
         for update in page.get("updates") or []:
             if not await _deliver_until_done(deliver, update, stop):

@@ -7,7 +7,8 @@ from argparse import Namespace
 from urllib.parse import urlsplit
 
 from server.db.engine import Database
-from server.runtime.max_client import UPDATE_TYPES, MaxApiError, MaxClient
+from server.runtime.max_client import MaxApiError, MaxClient
+from server.runtime.webhook import HANDLED
 from server.settings import Settings, SettingsError, read_dotenv
 
 
@@ -49,7 +50,7 @@ async def subscribe(settings: Settings, bot_id: str, url: str) -> list[dict]:
     if not secret:
         raise CliError(f"bot {bot_id!r} has no webhook secret; set one first so deliveries can be checked")
     async with MaxClient(settings.max_api_url, rate=settings.max_rate) as client:
-        await client.subscribe(token, target, secret, list(UPDATE_TYPES))
+        await client.subscribe(token, target, secret, list(HANDLED))
         return await client.subscriptions(token)
 
 
@@ -65,7 +66,7 @@ def run(args: Namespace) -> int:
     except (CliError, MaxApiError) as exc:
         print(f"botflow: {exc}", file=sys.stderr)
         return 1
-    print(f"bot {args.bot}: MAX now delivers {', '.join(UPDATE_TYPES)} to {target}")
+    print(f"bot {args.bot}: MAX now delivers {', '.join(HANDLED)} to {target}")
     others = [s["url"] for s in subs if s.get("url") != target]
     if others:
         print(f"note: the bot also has webhook subscriptions at {', '.join(others)}", file=sys.stderr)

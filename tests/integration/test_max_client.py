@@ -5,15 +5,18 @@ import asyncio
 import socket
 import time
 import traceback
+from pathlib import Path
 
 import pytest
 
 from flows.session import Reply
-from server.runtime.max_client import UPDATE_TYPES, MaxApiError, MaxClient
+from server.runtime.max_client import MaxApiError, MaxClient
 from server.runtime.max_format import message_body
-from server.runtime.poll import Redeliver, poll_updates
+from server.db.engine import Database
+from server.runtime.poll import Redeliver, poll, poll_updates
 from server.runtime.ratelimit import RateLimiter
 from server.runtime.subscribe import CliError, subscribe, webhook_url
+from server.runtime.webhook import HANDLED
 from server.settings import Settings
 from tests.fakemax import FAKE_TOKEN, FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
 
@@ -221,7 +224,6 @@ async def test_poll_delivers_in_order_retries_and_asks_only_for_handled_types(fa
 
 async def test_subscribe_uses_the_stored_secret(fake_max: FakeMax, tmp_path) -> None:
     from server.db.all_models import metadata
-    from server.db.engine import Database
     from server.db.models import BotRow
 
     settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/bots.db", max_api_url=fake_max.url)
@@ -237,7 +239,7 @@ async def test_subscribe_uses_the_stored_secret(fake_max: FakeMax, tmp_path) -> 
     subs = await subscribe(settings, "shop", "https://bots.example")
     assert [s["url"] for s in subs] == ["https://bots.example/webhooks/max/shop"]
     assert fake_max.subscriptions() == [{"url": "https://bots.example/webhooks/max/shop", "time": subs[0]["time"],
-                                         "secret": "hook_secret-1", "update_types": list(UPDATE_TYPES)}]
+                                         "secret": "hook_secret-1", "update_types": list(HANDLED)}]
     with pytest.raises(CliError):
         await subscribe(settings, "bare", "https://bots.example")
     with pytest.raises(CliError):
@@ -245,3 +247,33 @@ async def test_subscribe_uses_the_stored_secret(fake_max: FakeMax, tmp_path) -> 
     with pytest.raises(CliError):
         webhook_url("http://bots.example", "shop")
     assert webhook_url("https://proxy.example/in/shop", "shop") == "https://proxy.example/in/shop"
+
+
+async def test_poll_runs_updates_through_the_app_until_stopped(fake_max: FakeMax, tmp_path) -> None:
+    from server.db.migrate import upgrade
+    from server.db.models import BotRow, FlowRow, VersionRow
+
+    document = (Path(__file__).resolve().parents[2] / "examples" / "registration.json").read_text("utf-8")
+    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/poll.db", max_api_url=fake_max.url)
+    await upgrade(settings.database_url)
+    db = Database(settings.database_url)
+    async with db.session() as session:
+        session.add(FlowRow(id="registration", document=document, revision="r1", version_seq=1))
+        await session.flush()
+        session.add(VersionRow(flow_id="registration", number=1, document=document, hash="sha256:x", validation="{}"))
+        session.add(BotRow(id="shop", token=FAKE_TOKEN, webhook_secret="hook_secret-1",
+                           flow_id="registration", version=1))
+        await session.commit()
+    await db.dispose()
+    user = {"user_id": 77, "first_name": "Ann", "is_bot": False}
+    fake_max.push_update({"update_type": "bot_started", "chat_id": 1077, "user": user})
+    fake_max.push_update({"update_type": "message_created", "message": {
+        "sender": user, "recipient": {"chat_id": 1077, "chat_type": "dialog"}, "timestamp": 1,
+        "body": {"mid": "mid.poll-1", "seq": 1, "text": "Иван Петров"}}})
+
+    stop = asyncio.Event()
+    polling = asyncio.create_task(poll(settings, "shop", stop))
+    await fake_max.wait_for(lambda f: len(f.sent_messages(chat_id=1077)) >= 2, timeout=30)
+    stop.set()
+    await asyncio.wait_for(polling, 10)  # the stop cuts the 30 s long poll short
+    assert [r["text"] for r in fake_max.sent_messages(chat_id=1077)] == ["Привет! Как вас зовут?", "Введите телефон в формате +7XXXXXXXXXX"]
