@@ -7,6 +7,8 @@ from typing import Any
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
+from flows.errors import DocumentSyntaxError, FlowFormatError
+
 log = logging.getLogger("botflow.errors")
 
 
@@ -108,8 +110,18 @@ def internal_error_handler(request: Request, exc: Exception) -> Response:
                     status_code=500)
 
 
+def flow_format_handler(_: Request, exc: FlowFormatError) -> Response:
+    return Response(error_body("invalid_document", exc.message, exc.details), status_code=422)
+
+
+def document_syntax_handler(_: Request, exc: DocumentSyntaxError) -> Response:
+    return Response(error_body("invalid_json", exc.message), status_code=400)
+
+
 EXCEPTION_HANDLERS = {
     AppError: app_error_handler,
+    FlowFormatError: flow_format_handler,
+    DocumentSyntaxError: document_syntax_handler,
     HTTPException: http_exception_handler,
     Exception: internal_error_handler,
 }

@@ -2,5 +2,8 @@
 from __future__ import annotations
 
 from server.api import health
+from server.api.flows import FlowController
+from server.api.users import UserController
+from server.api.versions import VersionController
 
-ROUTES: list = [*health.ROUTES]
+ROUTES: list = [*health.ROUTES, FlowController, VersionController, UserController]

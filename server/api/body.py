@@ -1,0 +1,160 @@
+"""Reading request bodies ourselves, so every malformed body gets a 4xx with a sentence."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from litestar import Request
+
+from flows.errors import DocumentSyntaxError
+from flows.load import parse_text
+from server.errors import AppError, BadRequest, Unprocessable
+
+JSON_TYPES = ("application/json", "text/json")
+YAML_TYPES = ("application/yaml", "text/yaml", "application/x-yaml", "text/x-yaml")
+
+
+def media_type(request: Request) -> str | None:
+    """The Content-Type without parameters, lower-cased; None when absent."""
+    value = request.headers.get("content-type")
+    if not value:
+        return None
+    return value.split(";", 1)[0].strip().lower() or None
+
+
+def unsupported(kind: str | None, accepted: str) -> AppError:
+    return AppError(415, "unsupported_media_type",
+                    f"Content-Type {kind} is not accepted here; send {accepted}.")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+async def json_body(request: Request, *, required: bool = True) -> dict[str, Any]:
+    """The body as a JSON object; 415/400/422 with a sentence otherwise. An empty optional body is {}."""
+    kind = media_type(request)
+    if kind is not None and kind not in JSON_TYPES and not kind.endswith("+json"):
+        raise unsupported(kind, "application/json")
+    raw = await request.body()
+    if not raw.strip():
+        if required:
+            raise BadRequest("The request needs a JSON object as its body.", code="invalid_json")
+        return {}
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(f"The body is not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} "
+                         "cannot be decoded.", code="invalid_json") from None
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise BadRequest(f"The body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
+                         code="invalid_json") from None
+    except (ValueError, RecursionError) as exc:
+        raise BadRequest(f"The body is not valid JSON: {exc}.", code="invalid_json") from None
+    if not isinstance(data, dict):
+        raise Unprocessable(f"The body must be a JSON object, not {type_name(data)}.",
+                            details=[{"path": "", "message": "expected an object"}])
+    return data
+
+
+async def document_body(request: Request) -> Any:
+    """A flow document from a JSON or YAML body (by Content-Type; sniffed when there is none)."""
+    kind = media_type(request)
+    if kind in JSON_TYPES or (kind or "").endswith("+json"):
+        fmt: str | None = "json"
+    elif kind in YAML_TYPES or (kind or "").endswith("+yaml"):
+        fmt = "yaml"
+    elif kind is None:
+        fmt = None
+    else:
+        raise unsupported(kind, "application/json or application/yaml")
+    raw = await request.body()
+    if not raw.strip():
+        raise BadRequest("The request needs a flow document as its body (JSON or YAML).", code="invalid_json")
+    try:
+        return parse_text(raw, fmt)
+    except DocumentSyntaxError as exc:
+        raise BadRequest(exc.message, code="invalid_yaml" if fmt == "yaml" else "invalid_json") from None
+    except RecursionError:
+        raise BadRequest("The document is nested too deeply to read.", code="invalid_json") from None
+
+
+def type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _fits(value: Any, kind: type | tuple[type, ...]) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds:
+        return False
+    return isinstance(value, kinds)
+
+
+KIND_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", dict: "an object",
+              list: "an array", type(None): "null"}
+
+
+def fields(body: dict[str, Any], spec: dict[str, tuple[type | tuple[type, ...], bool]]) -> dict[str, Any]:
+    """Check a body against {name: (types, required)}: one detail per unknown, missing or mistyped field."""
+    details: list[dict[str, str]] = []
+    for name in body:
+        if name not in spec:
+            details.append({"path": name, "message": f"unknown field; expected {', '.join(spec)}"})
+    for name, (kind, required) in spec.items():
+        if name not in body:
+            if required:
+                details.append({"path": name, "message": "this field is required"})
+            continue
+        value = body[name]
+        if not _fits(value, kind):
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            wanted = " or ".join(KIND_NAMES.get(k, k.__name__) for k in kinds)
+            details.append({"path": name, "message": f"expected {wanted}, got {type_name(value)}"})
+        elif isinstance(value, str) and not clean_text(value):
+            details.append({"path": name, "message": "contains a NUL character or an unpaired surrogate"})
+    if details:
+        problems = "; ".join(f"{d['path']}: {d['message']}" for d in details)
+        raise Unprocessable(f"The request body has {len(details)} problem{'s' if len(details) != 1 else ''}: "
+                            f"{problems}.", details=details)
+    return body
+
+
+def clean_text(value: str) -> bool:
+    """Whether a string can be stored as it is (no NUL, valid UTF-8)."""
+    if "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def if_match(request: Request) -> list[str] | None:
+    """Revisions named by If-Match (quoted, unquoted or W/); None for `*` or a missing header."""
+    value = request.headers.get("if-match")
+    if value is None:
+        return None
+    tags = []
+    for part in value.split(","):
+        tag = part.strip()
+        if tag.startswith(("W/", "w/")):
+            tag = tag[2:].strip()
+        tag = tag.strip('"').strip()
+        if tag == "*":
+            return None
+        if tag:
+            tags.append(tag)
+    return tags
