@@ -8,7 +8,8 @@ import time
 from contextlib import suppress
 from typing import Any, Awaitable, Callable
 
-from flows.engine import next_due, step
+from flows.engine import step
+from flows.timers import reminder_at, timeout_at
 from flows.model import Flow
 from flows.session import Session, StepResult, Update
 from server.runtime import timeline
@@ -20,6 +21,12 @@ from server.runtime.webhook import Incoming
 log = logging.getLogger("botflow.runtime.dispatch")
 
 SendFn = Callable[[BotInfo, dict[str, Any]], Awaitable[Any]]
+
+
+def due(flow: Flow, session: Session) -> float | None:
+    """When the dialog's reminder or timeout is due; expiry needs no timer (the store's TTL drops it)."""
+    times = [t for t in (reminder_at(flow, session), timeout_at(flow, session)) if t is not None]
+    return min(times) if times else None
 
 
 class UserLocks:
@@ -160,7 +167,8 @@ class Dispatcher:
             notes: list[str] = []
             # Replies already waiting for this user go first: new ones queue behind them.
             queued = items if loaded.pending else await self.deliver(bot, items, notes)
-            write = self._write(flow, latest, result, after, now, dedupe, queued, bot.id, user)
+            had_timer = stored is not None and stored.get("due") is not None
+            write = self._write(flow, latest, result, after, now, dedupe, queued, bot.id, user, had_timer)
             quiet = update.kind == "tick" and result.outcome == "ignored"
             if not quiet:
                 before = session.state if session is not None else None
@@ -173,17 +181,19 @@ class Dispatcher:
             raise
 
     def _write(self, flow: Flow, latest: Flow | None, result: StepResult, after: dict[str, Any] | None,
-               now: float, dedupe: str | None, queued: list[dict[str, Any]], bot_id: str, user: str) -> Write:
+               now: float, dedupe: str | None, queued: list[dict[str, Any]], bot_id: str, user: str,
+               had_timer: bool) -> Write:
         for item in queued:
             item.setdefault("queued", now)
-        write = Write(after, dedupe=dedupe, outbox=queued, outbox_at=now)
+        write = Write(after, dedupe=dedupe, outbox=queued, outbox_at=now, had_timer=had_timer)
         if result.session is not None:
             runs_on = flow
             if latest is not None and (result.session.flow, result.session.version) == (latest.id, latest.version):
                 runs_on = latest
             ttl = result.session.updated_at + runs_on.settings.session_ttl - now
             write.ttl = max(1, math.ceil(ttl))
-            write.timer_due = next_due(runs_on, result.session)
+            write.timer_due = due(runs_on, result.session)
+            after["due"] = write.timer_due  # type: ignore[index]
         write.actions = [{"id": new_token(), "bot": bot_id, "user": user, "url": effect.url, "data": effect.data,
                           "created": now, "attempts": 0} for effect in result.effects if effect.type == "webhook"]
         return write

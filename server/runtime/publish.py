@@ -6,11 +6,10 @@ import logging
 import math
 from typing import Any
 
-from flows.engine import next_due
 from flows.model import Flow
 from flows.session import Session
 from server.runtime import timeline
-from server.runtime.dispatch import Dispatcher
+from server.runtime.dispatch import Dispatcher, due
 from server.runtime.stores.base import Write, new_token
 
 log = logging.getLogger("botflow.runtime.publish")
@@ -76,5 +75,6 @@ def _migrated(stored: dict[str, Any], target: Flow, now: float) -> Write | None:
     text = (f"Publish of {target.id} v{target.version}: dialog migrated from "
             f"{stored.get('flow')} v{stored.get('version')}.")
     ttl = max(1, math.ceil(session.updated_at + target.settings.session_ttl - now))
-    return Write(moved, ttl=ttl, timer_due=next_due(target, session),
+    moved["due"] = due(target, session)
+    return Write(moved, ttl=ttl, timer_due=moved["due"],
                  timeline=timeline.note(now, "migrated", session.state, text, moved))

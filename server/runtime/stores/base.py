@@ -53,6 +53,7 @@ class Write:
     dedupe: str | None = None
     timeline: dict[str, Any] | None = None
     timer_due: float | None = None
+    had_timer: bool = True  # False: the dialog had no timer scheduled, so there is nothing to unschedule
     outbox: list[dict[str, Any]] = field(default_factory=list)
     outbox_at: float = 0.0  # first delivery attempt of newly queued replies
     actions: list[dict[str, Any]] = field(default_factory=list)

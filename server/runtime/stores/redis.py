@@ -30,13 +30,14 @@ return {0, redis.call('GET', KEYS[2]), redis.call('LLEN', KEYS[3])}
 
 # KEYS: lock, dialog, timeline, dedupe, timers, outbox, outq, actq, acts.
 # ARGV: token, dialog ('' drops it), ttl, dedupe ('1'), dedupe ttl, member, timer due ('' none),
-#       timeline record ('' none), timeline cap, timeline ttl, outbox at, now, n outbox,
+#       timeline record ('' none), timeline cap, timeline ttl, outbox at, now, n outbox, had timer,
 #       outbox items..., then action (id, json) pairs.
 COMMIT = Script("""
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[4] == '1' then redis.call('SET', KEYS[4], '1', 'EX', ARGV[5]) end
-if ARGV[7] == '' then redis.call('ZREM', KEYS[5], ARGV[6]) else redis.call('ZADD', KEYS[5], ARGV[7], ARGV[6]) end
+if ARGV[7] ~= '' then redis.call('ZADD', KEYS[5], ARGV[7], ARGV[6])
+elseif ARGV[14] == '1' then redis.call('ZREM', KEYS[5], ARGV[6]) end
 if ARGV[8] ~= '' then
   local size = redis.call('RPUSH', KEYS[3], ARGV[8])
   if size > tonumber(ARGV[9]) then redis.call('LTRIM', KEYS[3], -tonumber(ARGV[9]), -1) end
@@ -45,10 +46,10 @@ if ARGV[8] ~= '' then
 end
 local n = tonumber(ARGV[13])
 if n > 0 then
-  redis.call('RPUSH', KEYS[6], unpack(ARGV, 14, 13 + n))
+  redis.call('RPUSH', KEYS[6], unpack(ARGV, 15, 14 + n))
   redis.call('ZADD', KEYS[7], 'NX', ARGV[11], ARGV[6])
 end
-for i = 14 + n, #ARGV, 2 do
+for i = 15 + n, #ARGV, 2 do
   redis.call('HSET', KEYS[9], ARGV[i], ARGV[i + 1])
   redis.call('ZADD', KEYS[8], ARGV[12], ARGV[i])
 end
@@ -123,7 +124,7 @@ class RedisStore(DialogStore):
             "1" if write.dedupe is not None else "", DEDUPE_TTL, member(bot, user),
             repr(write.timer_due) if write.timer_due is not None else "",
             _encode(write.timeline) if write.timeline is not None else "", TIMELINE_CAP, TIMELINE_TTL,
-            repr(write.outbox_at), repr(self.clock()), len(write.outbox),
+            repr(write.outbox_at), repr(self.clock()), len(write.outbox), "1" if write.had_timer else "",
         ]
         args.extend(_encode(item) for item in write.outbox)
         for action in write.actions:

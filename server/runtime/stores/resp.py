@@ -26,12 +26,14 @@ class _Incomplete(Exception):
 def pack(args: tuple[Any, ...]) -> bytes:
     """One command in RESP."""
     out = [b"*%d\r\n" % len(args)]
+    append = out.append
     for arg in args:
-        if isinstance(arg, str):
+        kind = arg.__class__
+        if kind is str:
             arg = arg.encode()
-        elif not isinstance(arg, (bytes, bytearray)):
+        elif kind is not bytes:
             arg = str(arg).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(arg), arg))
+        append(b"$%d\r\n%s\r\n" % (len(arg), arg))
     return b"".join(out)
 
 

@@ -1,0 +1,110 @@
+"""Runtime throughput on the registration-5 workload, next to the three peer baselines measured in the same run.
+
+    python bench/runtime.py [--users 2000] [--concurrency 64] [--peers seed,aiogram,maxapi] [--http]
+
+In-process mode drives `Dispatcher.handle` (webhook body decode → parse → lock+dedupe+load → engine step →
+send → save+timeline+mark+timer → unlock) with the peers' own driver (bench.py from the peers folder), so
+scheduling, warm-up, gc.freeze, correctness checks and Redis command counts are identical. `--http` also
+runs the same workload as webhook POSTs over loopback against `botflow serve` and a bare Litestar app.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PEERS_DIR = Path(os.environ.get("BOTFLOW_PEERS_DIR", ROOT.parent / "shared" / "bench" / "peers"))
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(PEERS_DIR))
+
+
+def peers_driver() -> Any:
+    """The peers' bench.py, loaded under another name (ours is the bench/ folder)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("peers_driver", PEERS_DIR / "bench.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["peers_driver"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_botflow(args: argparse.Namespace, selftest: bool = False) -> dict[str, Any]:
+    """One run of the runtime through the peers' driver; returns its JSON result."""
+    import workload
+    from runtime_peer import Peer
+
+    driver = peers_driver()
+
+    driver.load_peer = lambda name, url, ttl: Peer(url, ttl, workload)
+    ns = argparse.Namespace(
+        peer="botflow", users=args.users, concurrency=args.concurrency, redis_url=args.redis_url, ttl=1800,
+        warmup_users=max(200, 2 * args.concurrency), parse_in_window=False, selftest=selftest, profile=None,
+        profile_out=None, gc_freeze=True, tag="runtime", aiogram_pin_response=False,
+        aiogram_async_state_filters=False)
+    if args.profile:
+        ns.profile, ns.profile_out = "cprofile", str(ROOT / "bench" / "profile-botflow")
+    return asyncio.run(driver.main_async(ns))
+
+
+def run_peer(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """One baseline run in its own process, exactly as the peers' README runs it."""
+    done = subprocess.run(
+        [sys.executable, "bench.py", "--peer", name, "--users", str(args.users), "--concurrency",
+         str(args.concurrency), "--redis-url", args.redis_url],
+        cwd=PEERS_DIR, capture_output=True, text=True, timeout=900)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        return {"peer": name, "error": " | ".join(tail) or f"exit {done.returncode}"}
+    return json.loads(lines[-1])
+
+
+def row(result: dict[str, Any]) -> str:
+    if "error" in result:
+        return f"| {result['peer']} | could not run: {result['error']} |"
+    return (f"| {result['peer']} | {result['updates_per_s']:.0f} | {result['p50_ms']:.1f} | {result['p99_ms']:.1f} | "
+            f"{result['redis_cmds_per_update']:.2f} | {result['py_cpu_us_per_update']:.0f} | "
+            f"{'yes' if result.get('ok') else 'NO'} |")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--users", type=int, default=2000)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"))
+    ap.add_argument("--peers", default="seed,aiogram,maxapi", help="baselines to run beside ('' for none)")
+    ap.add_argument("--http", action="store_true", help="also run the webhook-over-HTTP mode")
+    ap.add_argument("--profile", action="store_true", help="cProfile the runtime run (slower)")
+    args = ap.parse_args()
+
+    selftest = run_botflow(args, selftest=True)
+    print(f"selftest (branch scripts of workload.py): {selftest['selftest']}", flush=True)
+    ours = run_botflow(args)
+    results = [ours] + [run_peer(name, args) for name in filter(None, args.peers.split(","))]
+    print(f"\nregistration-5 in process, U={args.users}, C={args.concurrency}, one run each\n")
+    print("| peer | updates/s | p50 ms | p99 ms | Redis cmds/update | Python CPU µs/update | ok |")
+    print("|---|---:|---:|---:|---:|---:|:-:|")
+    for result in results:
+        print(row(result))
+    by_name = {r["peer"]: r for r in results if "error" not in r}
+    for name in ("seed", "aiogram", "maxapi"):
+        if name in by_name:
+            print(f"botflow / {name}: {ours['updates_per_s'] / by_name[name]['updates_per_s']:.2f}x")
+    print(json.dumps({"botflow": ours, "baselines": results[1:]}, ensure_ascii=False), file=sys.stderr)
+    if args.http:
+        from runtime_http import run_http
+
+        run_http(args)
+    return 0 if ours.get("ok") and selftest.get("selftest") == "ok" else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""The runtime as a peer of the registration-5 benchmark: MAX updates through the live dispatch path."""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import msgspec
+
+from server.runtime.dispatch import Dispatcher
+from server.runtime.stores.redis import RedisStore
+from server.runtime.versions import BotInfo, Catalog
+from server.runtime.webhook import parse_update
+
+PREFIX = "bench:botflow"
+BOT = BotInfo("bench", "bench-token", "bench-secret", "registration5", 1)
+
+
+def flow_document(workload: Any) -> dict[str, Any]:
+    """The benchmark's five-step registration (texts and rules from workload.py) as a flow document."""
+    return {
+        "format": "botflow/v1", "id": "registration5", "title": "Registration-5", "start": "awaiting_name",
+        "settings": {"session_ttl": 1800},
+        "commands": {"cancel": {"match": ["/cancel"], "reply": workload.CANCELLED}, "restart": {"match": ["/start"]}},
+        "states": [
+            {"id": "awaiting_name", "say": [{"text": workload.GREETING}],
+             "input": {"type": "text", "save_as": "name", "min_length": 2, "max_length": 80,
+                       "error": workload.BAD_NAME}},
+            {"id": "awaiting_phone", "say": [{"text": workload.ASK_PHONE}],
+             "input": {"type": "regex", "pattern": workload.PHONE_RE.pattern, "save_as": "phone",
+                       "error": workload.BAD_PHONE}},
+            {"id": "awaiting_email", "say": [{"text": workload.ASK_EMAIL}],
+             "input": {"type": "email", "save_as": "email", "error": workload.BAD_EMAIL}},
+            {"id": "awaiting_pdn", "say": [{"text": workload.ASK_PDN}]},
+            {"id": "confirmed", "final": True, "say": [{"text": workload.CONFIRMED}]},
+            {"id": "refused", "final": True, "say": [{"text": workload.REFUSED}]},
+        ],
+        "transitions": [
+            {"id": "name_ok", "from": "awaiting_name", "to": "awaiting_phone", "on": "input"},
+            {"id": "phone_ok", "from": "awaiting_phone", "to": "awaiting_email", "on": "input"},
+            {"id": "email_ok", "from": "awaiting_email", "to": "awaiting_pdn", "on": "input"},
+            {"id": "pdn_yes", "from": "awaiting_pdn", "to": "confirmed", "on": "text", "match": list(workload.YES)},
+            {"id": "pdn_no", "from": "awaiting_pdn", "to": "refused", "on": "else"},
+        ],
+    }
+
+
+def make_raw(user_id: int, seq: int, text: str) -> dict[str, Any]:
+    """The MAX message_created update a webhook would receive."""
+    return {"update_type": "message_created", "timestamp": 1_785_182_044_286 + seq,
+            "message": {"sender": {"user_id": user_id, "first_name": "User", "is_bot": False},
+                        "recipient": {"chat_id": user_id, "chat_type": "dialog"},
+                        "timestamp": 1_785_182_044_286 + seq,
+                        "body": {"mid": f"mid.{seq:024x}", "seq": seq, "text": text}}}
+
+
+class Peer:
+    """bench.py's peer interface over Dispatcher.handle with the Redis store and a recording sender."""
+
+    name = "botflow"
+    key_patterns = (PREFIX + ":*",)
+
+    def __init__(self, redis_url: str, ttl: int, workload: Any, parse_in_feed: bool = True) -> None:
+        self.redis_url = redis_url
+        self.document = flow_document(workload)
+        if ttl:
+            self.document["settings"]["session_ttl"] = ttl
+        self.parse_in_feed = parse_in_feed
+        self.replies: dict[int, list[str]] = defaultdict(list)
+        self.confirmed = 0
+
+    @property
+    def library(self) -> str:
+        return "botflow runtime (Redis store, 2 EVALSHA per update: lock+dedupe+load, save+timeline+mark+timer)"
+
+    async def setup(self) -> None:
+        async def load_bot(bot_id: str) -> BotInfo | None:
+            return BOT if bot_id == BOT.id else None
+
+        async def load_document(flow_id: str, version: int) -> dict[str, Any] | None:
+            return self.document if (flow_id, version) == (BOT.flow_id, BOT.version) else None
+
+        async def send(bot: BotInfo, item: dict[str, Any]) -> None:
+            if item["op"] == "send":
+                self.replies[item["chat_id"]].append(item["text"])
+
+        self.store = RedisStore(self.redis_url, prefix=PREFIX)
+        self.dispatcher = Dispatcher(self.store, Catalog(load_bot, load_document), send)
+
+    def reset_counters(self) -> None:
+        self.replies.clear()
+        self.confirmed = 0
+
+    def make_raw(self, user_id: int, seq: int, text: str) -> Any:
+        # The webhook receives bytes; decoding them is part of the live path, so it is timed too.
+        return msgspec.json.encode(make_raw(user_id, seq, text))
+
+    async def parse(self, raw: Any) -> Any:
+        return raw if self.parse_in_feed else parse_update(msgspec.json.decode(raw))
+
+    async def feed(self, obj: Any) -> None:
+        incoming = parse_update(msgspec.json.decode(obj)) if self.parse_in_feed else obj
+        bot = await self.dispatcher.catalog.bot(BOT.id)
+        result = await self.dispatcher.handle(bot, incoming)
+        if result is not None and result.completed is not None and result.completed.state == "confirmed":
+            self.confirmed += 1
+
+    async def get_state(self, user_id: int) -> str:
+        stored = await self.store.session(BOT.id, str(user_id))
+        return stored["state"] if stored is not None else "idle"
+
+    async def close(self) -> None:
+        await self.store.close()
