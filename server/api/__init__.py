@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 from server.api import health
+from server.api.bots import BotController
 from server.api.flows import FlowController
+from server.api.simulate import SimulateController
 from server.api.users import UserController
 from server.api.versions import VersionController
 
-ROUTES: list = [*health.ROUTES, FlowController, VersionController, UserController]
+ROUTES: list = [*health.ROUTES, FlowController, VersionController, SimulateController, BotController,
+                UserController]

@@ -1,0 +1,44 @@
+"""The simulator: /api/flows/{id}/simulate."""
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, delete, post
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.api.body import fields, json_body
+from server.auth import requires_role
+from server.errors import Unprocessable
+from server.services import sandbox
+from server.services.flows import get_row
+
+MAX_SESSION_ID = 128
+
+
+def session_id(value: Any) -> str:
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_SESSION_ID:
+        raise Unprocessable(f"session must be a string of 1-{MAX_SESSION_ID} characters naming the sandbox dialog.",
+                            details=[{"path": "session", "message": "expected a non-empty string"}])
+    return value
+
+
+class SimulateController(Controller):
+    """Drive a sandbox dialog with the live engine; never touches live dialogs or the messenger."""
+
+    path = "/api/flows/{flow_id:str}/simulate"
+    tags = ["simulator"]
+
+    @post("/", guards=[requires_role("editor")], status_code=200,
+          summary="One update to a sandbox dialog of the draft or a version")
+    async def simulate(self, flow_id: str, request: Request, db_session: AsyncSession) -> dict[str, Any]:
+        body = fields(await json_body(request), {
+            "session": (str, True), "update": (dict, True), "source": ((str, int, type(None)), False)})
+        await get_row(db_session, flow_id)
+        return await sandbox.simulate(db_session, flow_id, session_id(body["session"]), body["update"],
+                                      body.get("source"))
+
+    @delete("/{session:str}", guards=[requires_role("editor")], status_code=204,
+            summary="Forget a sandbox dialog and its clock")
+    async def reset(self, flow_id: str, session: str, db_session: AsyncSession) -> None:
+        await get_row(db_session, flow_id)
+        await sandbox.reset(db_session, flow_id, session_id(session))

@@ -1,0 +1,86 @@
+"""Publishing versions to bots; the history doubles as the rollback list."""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.db.models import BotRow, FlowRow, PublicationRow, VersionRow, utcnow
+from server.errors import Conflict, NotFound, Unprocessable
+from server.services import audit
+from server.services.bots import get_row as get_bot_row
+from server.services.common import iso
+
+log = logging.getLogger("botflow.publishing")
+
+SESSION_MODES = ("keep", "migrate", "reset")
+
+
+def record(row: PublicationRow) -> dict[str, Any]:
+    return {"id": row.id, "bot": row.bot_id, "flow": row.flow_id, "version": row.version,
+            "sessions": row.sessions, "published_by": row.published_by, "published_at": iso(row.published_at)}
+
+
+async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int | None, sessions: str,
+                  actor: str | None) -> dict[str, Any]:
+    """Make the bot serve `flow_id` at `version` (None: the latest version); returns the publication record."""
+    if sessions not in SESSION_MODES:
+        raise Unprocessable(f"sessions must be one of {', '.join(SESSION_MODES)}, not '{sessions}'.",
+                            details=[{"path": "sessions", "message": "unknown mode"}])
+    await get_bot_row(session, bot_id)
+    if await session.get(FlowRow, flow_id) is None:
+        raise NotFound(f"There is no flow '{flow_id}' to publish.")
+    if version is None:
+        version = (await session.execute(
+            select(func.max(VersionRow.number)).where(VersionRow.flow_id == flow_id))).scalar_one_or_none()
+        if version is None:
+            raise Unprocessable(f"Flow '{flow_id}' has no versions yet; freeze one with "
+                                f"POST /api/flows/{flow_id}/versions first.", code="no_version",
+                                details=[{"path": "version", "message": "no version to publish"}])
+    exists = (await session.execute(select(VersionRow.id).where(
+        VersionRow.flow_id == flow_id, VersionRow.number == version))).first()
+    if exists is None:
+        raise NotFound(f"Flow '{flow_id}' has no version {version}; GET /api/flows/{flow_id}/versions lists them.")
+    now = utcnow()
+    await session.execute(update(BotRow).where(BotRow.id == bot_id)
+                          .values(flow_id=flow_id, version=version, updated_at=now)
+                          .execution_options(synchronize_session=False))
+    row = PublicationRow(bot_id=bot_id, flow_id=flow_id, version=version, sessions=sessions,
+                         published_by=actor, published_at=now)
+    session.add(row)
+    audit.record(session, actor, "bot.publish", f"bot:{bot_id}", flow=flow_id, version=version, sessions=sessions)
+    try:
+        await session.commit()
+    except IntegrityError:  # the flow or bot was deleted while we published
+        await session.rollback()
+        raise Conflict("The flow or bot changed while publishing; try again.", code="publish_conflict") from None
+    return record(row)
+
+
+async def notify_runtime(runtime: Any, publication: dict[str, Any]) -> None:
+    """Tell the runtime (when running) so it serves the new version and applies migrate/reset."""
+    if runtime is None:
+        return
+    try:
+        await runtime.published(publication["bot"], publication["flow"], publication["version"],
+                                publication["sessions"])
+    except Exception:  # the publication is committed; replicas still pick it up from the database
+        log.exception("runtime could not apply publication %s", publication["id"])
+
+
+async def publications(session: AsyncSession, bot_id: str, limit: int = 200) -> list[dict[str, Any]]:
+    """A bot's publication history, newest first."""
+    await get_bot_row(session, bot_id)
+    rows = (await session.execute(
+        select(PublicationRow).where(PublicationRow.bot_id == bot_id)
+        .order_by(PublicationRow.id.desc()).limit(limit))).scalars().all()
+    return [record(r) for r in rows]
+
+
+async def current(session: AsyncSession, bot_id: str) -> dict[str, Any] | None:
+    """The bot's newest publication, or None."""
+    rows = await publications(session, bot_id, limit=1)
+    return rows[0] if rows else None

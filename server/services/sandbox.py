@@ -1,0 +1,163 @@
+"""The simulator: the live engine on sandbox dialogs stored per (flow, session id), with a movable clock."""
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from flows.engine import catch_up, step
+from flows.model import Flow
+from flows.session import Session, StepResult, Update
+from server.db.models import SandboxRow
+from server.errors import Unprocessable
+from server.services.flows import draft_flow, get_draft
+from server.services.versions import version_flow
+
+UPDATE_KINDS = ("text", "payload", "event", "attachment", "bot_started", "idle")
+# Ten years: far beyond any session_ttl, small enough to stay an ordinary float of seconds.
+MAX_IDLE = 10 * 365 * 24 * 3600.0
+
+
+def bad_update(message: str, path: str = "update") -> Unprocessable:
+    return Unprocessable(message, code="invalid_update", details=[{"path": path, "message": message}])
+
+
+def parse_update(raw: Any) -> tuple[Update, float]:
+    """A simulator update as an engine Update plus the seconds the clock advances first."""
+    if not isinstance(raw, dict):
+        raise bad_update("update must be an object such as {\"text\": \"hi\"}.")
+    keys = set(raw)
+    kinds = [k for k in UPDATE_KINDS if k in raw]
+    if "event" in raw:
+        kinds = ["event"]
+    elif "attachment" in raw:
+        kinds = ["attachment"]
+    if len(kinds) != 1:
+        raise bad_update(f"update must have exactly one of {', '.join(UPDATE_KINDS)}.")
+    kind = kinds[0]
+    allowed = {"event": {"event", "payload"}, "attachment": {"attachment", "text"}}.get(kind, {kind})
+    if keys - allowed:
+        extra = ", ".join(sorted(keys - allowed))
+        raise bad_update(f"update has fields that do not belong to a {kind} update: {extra}.")
+    value = raw[kind]
+    if kind == "text":
+        if not isinstance(value, str):
+            raise bad_update("update.text must be a string.", "update.text")
+        return Update.message(value), 0.0
+    if kind == "payload":
+        if not isinstance(value, str):
+            raise bad_update("update.payload must be a string (the button's payload).", "update.payload")
+        return Update.button(value), 0.0
+    if kind == "event":
+        payload = raw.get("payload") or {}
+        if not isinstance(value, str) or not value:
+            raise bad_update("update.event must be the event's name.", "update.event")
+        if not isinstance(payload, dict):
+            raise bad_update("update.payload of an event must be an object.", "update.payload")
+        return Update.event(value, payload), 0.0
+    if kind == "attachment":
+        caption = raw.get("text")
+        if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+            raise bad_update('update.attachment must be an object with a "type", e.g. {"type": "image", '
+                             '"payload": {}}.', "update.attachment")
+        if caption is not None and not isinstance(caption, str):
+            raise bad_update("update.text (the caption) must be a string.", "update.text")
+        return Update.message(caption, [value]), 0.0
+    if kind == "bot_started":
+        if value is not None and not isinstance(value, str):
+            raise bad_update("update.bot_started must be the start payload: a string, \"\" or null.",
+                             "update.bot_started")
+        return Update.started(value or None), 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0 <= value <= MAX_IDLE:
+        raise bad_update(f"update.idle must be a number of seconds from 0 to {int(MAX_IDLE)}.", "update.idle")
+    return Update.tick(), float(value)
+
+
+async def source_flow(session: AsyncSession, flow_id: str, source: Any) -> Flow:
+    """The draft or a version of the flow."""
+    if source is None or source == "draft":
+        document, _ = await get_draft(session, flow_id)
+        return draft_flow(document)
+    if isinstance(source, bool) or not isinstance(source, int) or not 1 <= source <= 2**31 - 1:
+        raise Unprocessable('source must be "draft" or a version number.', code="invalid_source",
+                            details=[{"path": "source", "message": 'expected "draft" or a version number'}])
+    return await version_flow(session, flow_id, source)
+
+
+def run(flow: Flow, dialog: Session | None, update: Update, idle: float, now: float) -> tuple[list[StepResult], float]:
+    """Apply one simulator update at sandbox time `now`; idle first fires everything due, in order."""
+    if update.kind != "tick":
+        return [step(flow, dialog, update, now)], now
+    until = now + idle
+    results = catch_up(flow, dialog, until)
+    if not results:
+        results = [step(flow, dialog, update, until)]
+    return results, until
+
+
+def answer(results: list[StepResult], dialog: Session | None) -> dict[str, Any]:
+    """The simulator's reply body."""
+    fired = next((r for r in reversed(results) if r.transition), results[-1])
+    completed = next((r.completed for r in reversed(results) if r.completed is not None), None)
+    data = dialog.data if dialog is not None else completed.data if completed is not None else {}
+    return {
+        "state": dialog.state if dialog is not None else None,
+        "data": data,
+        "replies": [reply.to_dict() for r in results for reply in r.replies],
+        "fired": {"transition": fired.transition, "reason": " ".join(r.reason for r in results if r.reason)},
+        "outcome": results[-1].outcome,
+        "effects": [{"type": e.type, "url": e.url, "data": e.data} for r in results for e in r.effects],
+        "version": dialog.version if dialog is not None else None,
+    }
+
+
+async def simulate(session: AsyncSession, flow_id: str, sandbox_id: str, raw_update: Any,
+                   source: Any) -> dict[str, Any]:
+    """One simulator step; the sandbox dialog and its clock persist until the flow's session_ttl passes."""
+    update, idle = parse_update(raw_update)
+    flow = await source_flow(session, flow_id, source)
+    wall = time.time()
+    await session.execute(delete(SandboxRow).where(SandboxRow.expires_at < wall))
+    row = await session.get(SandboxRow, (flow_id, sandbox_id))
+    offset = row.clock_offset if row is not None else 0.0
+    dialog = Session.from_dict(json.loads(row.state)) if row is not None and row.state else None
+    results, now = run(flow, dialog, update, idle, wall + offset)
+    after = results[-1].session
+    offset = now - wall
+    state_text = json.dumps(after.to_dict(), ensure_ascii=False) if after is not None else None
+    expires = wall + float(flow.settings.session_ttl)
+    if row is None:
+        session.add(SandboxRow(flow_id=flow_id, session_id=sandbox_id, state=state_text,
+                               clock_offset=offset, expires_at=expires))
+    else:
+        row.state, row.clock_offset, row.expires_at = state_text, offset, expires
+    try:
+        await session.commit()
+    except IntegrityError:  # the same sandbox id was created concurrently; last writer wins
+        await session.rollback()
+        await session.execute(delete(SandboxRow).where(
+            SandboxRow.flow_id == flow_id, SandboxRow.session_id == sandbox_id))
+        session.add(SandboxRow(flow_id=flow_id, session_id=sandbox_id, state=state_text,
+                               clock_offset=offset, expires_at=expires))
+        await session.commit()
+    body = answer(results, after)
+    body["clock"] = round(offset, 3)
+    return body
+
+
+async def reset(session: AsyncSession, flow_id: str, sandbox_id: str) -> None:
+    """Forget a sandbox dialog and its clock."""
+    await session.execute(delete(SandboxRow).where(
+        SandboxRow.flow_id == flow_id, SandboxRow.session_id == sandbox_id))
+    await session.commit()
+
+
+async def sandboxes(session: AsyncSession, flow_id: str) -> list[str]:
+    rows = await session.execute(select(SandboxRow.session_id).where(SandboxRow.flow_id == flow_id))
+    return list(rows.scalars().all())
