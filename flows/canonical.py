@@ -47,6 +47,27 @@ def dump_json(document: dict[str, Any]) -> str:
     return json.dumps(ordered(document), indent=2, ensure_ascii=False) + "\n"
 
 
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Never writes anchors and aliases: a value used twice is written out twice, as the loader expects."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+# PyYAML writes these unescaped in plain and single-quoted scalars, where a reader takes them for
+# line breaks; double quotes make it escape them.
+_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    style = '"' if any(ch in text for ch in _BREAKS) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
 def dump_yaml(document: dict[str, Any]) -> str:
     """Block-style YAML in the spec's key order; loads back to the same document."""
-    return yaml.safe_dump(ordered(document), allow_unicode=True, sort_keys=False, default_flow_style=False)
+    return yaml.dump(ordered(document), Dumper=_Dumper, allow_unicode=True, sort_keys=False,
+                     default_flow_style=False)

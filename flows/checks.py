@@ -102,23 +102,41 @@ class Report:
         return bool(self.details)
 
 
+_SURROGATE = "contains an unpaired surrogate escape (\\ud800-\\udfff); write real Unicode characters"
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def json_data_problems(document: Any, report: Report) -> None:
     """Report keys that are not strings and values JSON cannot hold (dates, NaN, binary, sets)."""
     stack: list[tuple[Any, str]] = [(document, "")]
     while stack:
         value, path = stack.pop()
+        children: list[tuple[Any, str]] = []
         if isinstance(value, dict):
             for key, sub in value.items():
                 if not isinstance(key, str):
                     report.add(join(path, key), f"keys must be strings; quote {key!r} in the document")
-                    continue
-                stack.append((sub, join(path, key)))
+                elif not _encodable(key):
+                    report.add(join(path, key), _SURROGATE)
+                else:
+                    children.append((sub, join(path, key)))
         elif isinstance(value, list):
-            stack.extend((sub, item(path, i)) for i, sub in enumerate(value))
+            children = [(sub, item(path, i)) for i, sub in enumerate(value)]
+        elif isinstance(value, str):
+            if not _encodable(value):
+                report.add(path, _SURROGATE)
         elif isinstance(value, float) and not math.isfinite(value):
             report.add(path, f"{value!r} is not a number JSON can hold; write a finite number")
         elif value is not None and not isinstance(value, (str, int, float, bool)):
             report.add(path, f"{kind(value)} is not JSON data; write it as a quoted string")
+        stack.extend(reversed(children))  # reversed so problems come out in document order
 
 
 class Checker:

@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from flows.checks import item, join
 from flows.errors import DocumentSyntaxError, FlowFormatError
 from flows.model import (
     COMMANDS, DEFAULT_FALLBACK, DEFAULT_SESSION_TTL, Action, Button, Command, Condition, Flow, Input,
@@ -23,16 +24,11 @@ DEFAULT_COMMANDS: dict[str, Command | None] = {
 }
 
 
-class _Loader(yaml.SafeLoader):
-    """YAML that reads like JSON: only true/false are booleans (so `on:` stays a key), no dates, no aliases."""
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: far faster
 
-    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.MarkedYAMLError(
-                None, None, "aliases (*name) are not supported; write the value out in full",
-                event.start_mark)
-        return super().compose_node(parent, index)
+
+class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """YAML that reads like JSON: only true/false are booleans (so `on:` stays a key), no dates."""
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -42,6 +38,27 @@ _Loader.yaml_implicit_resolvers = {
 }
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+
+
+def _reject_aliases(data: Any) -> None:
+    """Aliases (*name) are refused: they make one object appear in several places, and expanding
+    nested ones can blow a small text up into an enormous document."""
+    seen: set[int] = set()
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, path = stack.pop()
+        if not isinstance(value, (dict, list)):
+            continue
+        if id(value) in seen:
+            where = f" at {path}" if path else ""
+            raise DocumentSyntaxError(
+                f"The document uses a YAML alias (*name){where}; write the value out in full instead.")
+        seen.add(id(value))
+        if isinstance(value, dict):
+            children = [(sub, join(path, key)) for key, sub in value.items()]
+        else:
+            children = [(sub, item(path, i)) for i, sub in enumerate(value)]
+        stack.extend(reversed(children))  # so the alias, not its anchor, is the one named
 
 
 def _decode(text: str | bytes) -> str:
@@ -67,7 +84,7 @@ def _parse_json(text: str) -> Any:
 
 def _parse_yaml(text: str) -> Any:
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a safe loader
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -77,6 +94,8 @@ def _parse_yaml(text: str) -> Any:
         raise DocumentSyntaxError(f"The document is not valid YAML: {exc}.") from None
     except RecursionError:
         raise DocumentSyntaxError("The document is nested too deeply to read.") from None
+    _reject_aliases(data)
+    return data
 
 
 def parse_text(text: str | bytes, fmt: str | None = None) -> Any:
