@@ -1,0 +1,227 @@
+// The flow editor page: wires the canvas, the draft store, the side panel, live validation and the simulator.
+import * as ops from "./editor/doc.js";
+import { createGraph, syncGraph, autoLayout, positionsOf, nodeKey, edgeKey } from "./editor/graph.js";
+import { DraftStore } from "./editor/store.js";
+import { IssuesPanel } from "./editor/issues.js";
+import { SidePanel } from "./editor/panel.js";
+import { installEdgeDrawing } from "./editor/handles.js";
+import { installKeys } from "./editor/keys.js";
+import { startRename } from "./editor/rename.js";
+import { Simulator } from "./simulator.js";
+
+const root = document.getElementById("editor");
+const flowId = root.dataset.flowId;
+const canvas = document.getElementById("canvas");
+const status = document.getElementById("save-status");
+const banner = document.getElementById("conflict-banner");
+
+const store = new DraftStore(`/api/flows/${encodeURIComponent(flowId)}`);
+const cy = createGraph(canvas);
+const issues = new IssuesPanel(cy, document.getElementById("issues-list"), document.getElementById("issues-summary"),
+  `/api/flows/${encodeURIComponent(flowId)}/validation`);
+const panel = new SidePanel(document.getElementById("panel"), `/flows/${encodeURIComponent(flowId)}/edit`, store,
+  (kind, id) => kind === "settings" || cy.getElementById(kind === "state" ? nodeKey(id) : edgeKey(id)).nonempty());
+let clipboard = null;
+let pastes = 0;
+
+function setStatus(text, kind) {
+  status.textContent = text;
+  status.dataset.kind = kind;
+}
+
+// ---- document changes -> canvas, validation, panel ----
+store.addEventListener("change", (e) => {
+  syncGraph(cy, e.detail.doc);
+  issues.remark();
+  if (e.detail.source === "undo" || e.detail.source === "redo") panel.refresh();
+});
+store.addEventListener("saving", () => setStatus("Saving…", "saving"));
+store.addEventListener("saved", (e) => {
+  setStatus("All changes saved", "saved");
+  status.dataset.revision = e.detail.revision;
+  issues.refresh();
+});
+store.addEventListener("error", (e) => {
+  const details = (e.detail.details || []).map((d) => `${d.path}: ${d.message}`).join("; ");
+  setStatus(`Not saved: ${e.detail.message}${details ? ` (${details})` : ""}`, "error");
+});
+store.addEventListener("conflict", () => {
+  setStatus("Not saved: someone else changed this flow", "error");
+  banner.hidden = false;
+  panel.disable();
+});
+banner.querySelector("[data-reload]").addEventListener("click", () => window.location.reload());
+
+// ---- canvas edits ----
+function selectedStates() {
+  return cy.nodes(":selected").map((n) => n.data("sid"));
+}
+
+function select(kind, id) {
+  cy.elements(":selected").unselect();
+  const ele = cy.getElementById(kind === "state" ? nodeKey(id) : edgeKey(id));
+  ele.select();
+  return ele;
+}
+
+function addState(position) {
+  const { doc, id } = ops.addState(store.doc, position);
+  store.commit(doc, "add state");
+  // Cytoscape clears the selection after a background double-tap, so select once that has happened.
+  setTimeout(() => select("state", id), 0);
+  return id;
+}
+
+function addTransition(from, to) {
+  const { doc, id } = ops.addTransition(store.doc, from, to);
+  store.commit(doc, "add transition");
+  select("transition", id);
+  return id;
+}
+
+function deleteSelection() {
+  const states = selectedStates();
+  const transitions = cy.edges(":selected").map((e) => e.data("tid"));
+  if (!states.length && !transitions.length) return;
+  const doc = ops.deleteStates(ops.deleteTransitions(store.doc, transitions), states);
+  store.commit(doc, "delete");
+  panel.show("none");
+}
+
+function viewCentre() {
+  const ext = cy.extent();
+  return { x: (ext.x1 + ext.x2) / 2, y: (ext.y1 + ext.y2) / 2 };
+}
+
+const actions = {
+  addState: () => addState(viewCentre()),
+  delete: deleteSelection,
+  undo: () => store.undo(),
+  redo: () => store.redo(),
+  copy: () => {
+    const ids = selectedStates();
+    if (ids.length) { clipboard = ops.copyStates(store.doc, ids); pastes = 0; }
+  },
+  paste: () => {
+    if (!clipboard || !clipboard.states.length) return;
+    pastes += 1;
+    const { doc, ids } = ops.pasteStates(store.doc, clipboard, { x: 40 * pastes, y: 40 * pastes });
+    store.commit(doc, "paste");
+    cy.elements(":selected").unselect();
+    cy.collection(ids.map((id) => cy.getElementById(nodeKey(id)))).select();
+  },
+  selectAll: () => cy.nodes().select(),
+  deselect: () => cy.elements(":selected").unselect(),
+  rename: () => {
+    const nodes = cy.nodes(":selected");
+    if (nodes.length === 1) rename(nodes[0]);
+  },
+  layout: async () => {
+    await autoLayout(cy);
+    store.commit(ops.setPositions(store.doc, positionsOf(cy.nodes())), "layout");
+  },
+  fit: () => cy.animate({ fit: { eles: cy.elements(), padding: 40 } }, { duration: 200 }),
+  zoomIn: () => cy.zoom({ level: cy.zoom() * 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
+  zoomOut: () => cy.zoom({ level: cy.zoom() / 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
+  settings: () => { cy.elements(":selected").unselect(); panel.show("settings"); },
+};
+
+function rename(node) {
+  startRename(cy, canvas, node, (title) => {
+    if (title !== node.data("title")) store.commit(ops.setTitle(store.doc, node.data("sid"), title.trim()), "rename");
+    panel.refresh();
+  });
+}
+
+for (const button of document.querySelectorAll("[data-action]")) {
+  button.addEventListener("click", () => actions[button.dataset.action]());
+}
+installKeys(actions);
+installEdgeDrawing(cy, canvas, addTransition);
+
+// Keys act on the canvas once it was touched; leaving a form field this way also saves that field.
+cy.on("tapstart", () => { if (document.activeElement !== canvas) canvas.focus({ preventScroll: true }); });
+
+// Cytoscape reports two quick taps as a double tap even on different targets; only the same one counts.
+const taps = [];
+cy.on("tap", (e) => { taps.push(e.target); if (taps.length > 2) taps.shift(); });
+cy.on("dbltap", (e) => {
+  if (taps.length < 2 || taps[0] !== e.target || taps[1] !== e.target) return;
+  if (e.target === cy) addState(e.position);
+  else if (e.target.isNode()) rename(e.target);
+});
+
+// Moves: one commit for everything dropped together.
+let moved = null;
+cy.on("dragfree", "node", (e) => {
+  if (!moved) {
+    moved = cy.collection();
+    queueMicrotask(() => {
+      const nodes = moved;
+      moved = null;
+      store.commit(ops.setPositions(store.doc, positionsOf(nodes)), "move");
+    });
+  }
+  moved = moved.union(e.target);
+});
+
+// Selection opens the matching form once the selection settles.
+let selectionTimer = null;
+cy.on("select unselect", () => {
+  clearTimeout(selectionTimer);
+  selectionTimer = setTimeout(() => {
+    const sel = cy.elements(":selected");
+    if (sel.length === 1) panel.show(sel.isNode() ? "state" : "transition", sel.data(sel.isNode() ? "sid" : "tid"));
+    else if (sel.length > 1) panel.show("none", `${sel.length} elements selected. Delete removes them; Ctrl+C copies the states.`);
+    else panel.show("none");
+  }, 30);
+});
+panel.onSelect = (key) => {
+  const [kind, id] = key.split(/:(.*)/s);
+  if (kind === "state" || kind === "transition") {
+    const ele = cy.getElementById(kind === "state" ? nodeKey(id) : edgeKey(id));
+    cy.batch(() => { cy.elements(":selected").unselect(); ele.select(); });
+  }
+};
+
+// ---- simulator marks ----
+function inView(ele) {
+  const box = ele.renderedBoundingBox();
+  return box.x1 >= 0 && box.y1 >= 0 && box.x2 <= cy.width() && box.y2 <= cy.height();
+}
+
+document.addEventListener("botflow:sim", (e) => {
+  cy.batch(() => {
+    cy.elements(".sim-current, .sim-fired").removeClass("sim-current sim-fired");
+    if (e.detail.state) cy.getElementById(nodeKey(e.detail.state)).addClass("sim-current");
+    if (e.detail.transition) cy.getElementById(edgeKey(e.detail.transition)).addClass("sim-fired");
+  });
+  const current = cy.getElementById(nodeKey(e.detail.state || ""));
+  if (current.nonempty() && !inView(current)) cy.animate({ center: { eles: current } }, { duration: 200 });
+});
+
+// ---- start ----
+async function start() {
+  const t0 = performance.now();
+  const doc = await store.load();
+  const placed = Object.keys(doc.layout || {}).length;
+  if ((doc.states || []).length > 1 && placed < doc.states.length / 2) await autoLayout(cy);
+  cy.fit(cy.elements(), 40);
+  if (cy.zoom() > 1.2) { cy.zoom(1.2); cy.center(); }
+  cy.navigator({ container: "#minimap", viewLiveFramerate: 0, rerenderDelay: 300 });
+  setStatus("All changes saved", "saved");
+  status.dataset.revision = store.revision;
+  panel.show("none");
+  window.botflowEditor.ready = performance.now() - t0;
+  document.dispatchEvent(new CustomEvent("botflow:ready"));
+  issues.refresh();
+}
+
+window.botflowEditor = { cy, store, issues, addState, addTransition, ready: null };
+const simRoot = document.getElementById("simulator");
+if (simRoot) {
+  const simulator = new Simulator(simRoot, { flowId, beforeSend: () => store.whenIdle() });
+  simulator.loadVersions();
+  window.botflowEditor.simulator = simulator;
+}
+start().catch((error) => setStatus(error.message, "error"));

@@ -1,0 +1,85 @@
+// Drawing transitions: a handle appears on the hovered state; drag it onto another state (or back onto
+// the same one for a self-loop) to add a transition. Built on cytoscape-edgehandles.
+
+export function installEdgeDrawing(cy, container, onConnect) {
+  const eh = cy.edgehandles({
+    canConnect: () => true,  // self-loops are legitimate transitions
+    edgeParams: () => ({ data: { label: "" } }),
+    hoverDelay: 60,
+    snap: true,
+    snapThreshold: 24,
+    snapFrequency: 30,
+    noEdgeEventsInDraw: true,
+    disableBrowserGestures: true,
+  });
+
+  const handle = document.createElement("div");
+  handle.className = "edge-handle";
+  handle.title = "Drag to another state to add a transition";
+  handle.hidden = true;
+  container.appendChild(handle);
+  let handleNode = null;
+  let drawing = false;
+
+  function place(node) {
+    const box = node.renderedBoundingBox({ includeLabels: false, includeOverlays: false });
+    handle.style.left = `${box.x2 - 6}px`;
+    handle.style.top = `${(box.y1 + box.y2) / 2 - 7}px`;
+  }
+
+  function show(node) {
+    if (drawing) return;
+    handleNode = node;
+    place(node);
+    handle.hidden = false;
+  }
+
+  function hide() {
+    if (drawing) return;
+    handle.hidden = true;
+    handleNode = null;
+  }
+
+  cy.on("mouseover", "node", (e) => { if (!e.target.hasClass("eh-ghost-node")) show(e.target); });
+  cy.on("grab pan zoom", hide);
+  cy.on("tap", (e) => { if (e.target === cy) hide(); });
+  cy.on("position", "node", (e) => { if (handleNode && e.target.same(handleNode)) place(handleNode); });
+  cy.on("remove", "node", (e) => { if (handleNode && e.target.same(handleNode)) hide(); });
+  container.addEventListener("mouseleave", (e) => { if (e.relatedTarget !== handle) hide(); });
+
+  // The gesture starts outside Cytoscape's canvas, so feed it the pointer ourselves.
+  function pointer(e) {
+    const rect = container.getBoundingClientRect();
+    const pan = cy.pan();
+    const zoom = cy.zoom();
+    return { x: (e.clientX - rect.left - pan.x) / zoom, y: (e.clientY - rect.top - pan.y) / zoom };
+  }
+  function move(e) { eh.update(pointer(e)); }
+  function up(e) {
+    window.removeEventListener("mousemove", move);
+    window.removeEventListener("mouseup", up);
+    eh.update(pointer(e));
+    eh.snap();
+    eh.stop();
+    drawing = false;
+    handle.classList.remove("active");
+    hide();
+  }
+  handle.addEventListener("mousedown", (e) => {
+    if (!handleNode || e.button !== 0) return;
+    e.preventDefault();
+    e.stopPropagation();
+    drawing = true;
+    handle.classList.add("active");
+    eh.start(handleNode);
+    eh.update(pointer(e));
+    window.addEventListener("mousemove", move);
+    window.addEventListener("mouseup", up);
+  });
+
+  cy.on("ehcomplete", (event, source, target, added) => {
+    added.remove();  // the document decides what is drawn
+    onConnect(source.data("sid"), target.data("sid"));
+  });
+  return eh;
+}

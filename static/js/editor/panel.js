@@ -1,0 +1,96 @@
+// The side panel: forms rendered by the server for the selected state or transition, or the flow settings.
+// Form posts go through the draft queue with the current revision, so they never overtake a canvas save.
+/* global htmx */
+
+export class SidePanel {
+  constructor(element, baseUrl, store, exists) {
+    this.el = element;
+    this.exists = exists;
+    this.base = baseUrl;
+    this.store = store;
+    this.current = null;
+    this.onSelect = null;  // set by the editor: select what a saved form now names
+    this.pendingPost = null;
+    this.listen();
+  }
+
+  url(kind, id) {
+    return kind === "settings" ? `${this.base}/settings` : `${this.base}/${kind}/${encodeURIComponent(id)}`;
+  }
+
+  /** Show the form for ("state"|"transition", id), the flow settings, or a hint. */
+  show(kind, id) {
+    const key = `${kind}:${id ?? ""}`;
+    if (this.current === key) return Promise.resolve();
+    this.current = key;
+    if (kind === "none") {
+      this.hint(id || "Select a state or a transition to edit it, or open the flow settings.");
+      return Promise.resolve();
+    }
+    return this.store.enqueue(() => (this.current === key
+      ? htmx.ajax("GET", this.url(kind, id), { target: this.el, swap: "innerHTML" })
+      : null));
+  }
+
+  /** Reload whatever the panel shows (after undo, redo, or an edit on the canvas). */
+  refresh() {
+    const key = this.current;
+    this.current = null;
+    if (!key) return;
+    const [kind, id] = key.split(/:(.*)/s);
+    if (kind === "none" || !this.exists(kind, id)) this.show("none");
+    else this.show(kind, id || undefined);
+  }
+
+  hint(text) {
+    const p = document.createElement("p");
+    p.className = "panel-hint";
+    p.textContent = text;
+    this.el.replaceChildren(p);
+  }
+
+  disable(message) {
+    for (const field of this.el.querySelectorAll("input, select, textarea, button")) field.disabled = true;
+    if (message) this.hint(message);
+  }
+
+  listen() {
+    const inDraftForm = (elt) => elt && elt.closest && elt.closest("[data-draft-form]");
+    document.body.addEventListener("htmx:confirm", (evt) => {
+      if (!inDraftForm(evt.target) || evt.detail.verb !== "post") return;
+      evt.preventDefault();
+      if (this.store.conflict) return;
+      this.store.enqueue(() => new Promise((resolve) => {
+        this.pendingPost = resolve;
+        evt.detail.issueRequest(true);
+      }));
+    });
+    document.body.addEventListener("htmx:configRequest", (evt) => {
+      if (inDraftForm(evt.detail.elt) && evt.detail.verb === "post") {
+        evt.detail.parameters.revision = this.store.revision;
+        // htmx counts a merely focused button as pressed; only a real submit carries its action.
+        const trigger = evt.detail.triggeringEvent;
+        if (!trigger || trigger.type !== "submit") delete evt.detail.parameters._action;
+      }
+    });
+    document.body.addEventListener("htmx:afterRequest", async (evt) => {
+      if (!this.pendingPost || evt.detail.requestConfig.verb !== "post") return;
+      const resolve = this.pendingPost;
+      this.pendingPost = null;
+      try {
+        const xhr = evt.detail.xhr;
+        if (xhr.status === 409 || xhr.status === 412) {
+          this.store.markConflict();
+          return;
+        }
+        const revision = xhr.getResponseHeader("X-Botflow-Revision");
+        const select = xhr.getResponseHeader("X-Botflow-Select");
+        if (select) this.current = decodeURIComponent(select);
+        await this.store.adoptServerSave(revision);
+        if (select && this.onSelect) this.onSelect(decodeURIComponent(select));
+      } finally {
+        resolve();
+      }
+    });
+  }
+}

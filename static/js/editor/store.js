@@ -1,0 +1,116 @@
+// The draft being edited: its document, its revision, undo/redo, and one queue that talks to the server.
+// Every change is saved at once with `If-Match`; a stale revision stops saving until the page reloads.
+import { api, revisionOf } from "../api.js";
+import { withTransitionIds } from "./doc.js";
+
+const HISTORY_LIMIT = 100;
+
+export class DraftStore extends EventTarget {
+  constructor(flowUrl) {
+    super();
+    this.flowUrl = flowUrl;
+    this.doc = null;
+    this.revision = null;
+    this.undoStack = [];
+    this.redoStack = [];
+    this.conflict = false;
+    this.saveQueued = false;
+    this.chain = Promise.resolve();
+  }
+
+  emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail }));
+  }
+
+  /** Load the draft from the server (first open, or after someone else's save once the user agrees). */
+  async load() {
+    const res = await api("GET", this.flowUrl);
+    if (!res.ok) throw new Error((res.data && res.data.message) || `The draft cannot be loaded (${res.status}).`);
+    this.revision = revisionOf(res.headers.get("ETag"));
+    this.doc = withTransitionIds(res.data);
+    this.emit("change", { doc: this.doc, source: "load" });
+    return this.doc;
+  }
+
+  /** Serialise work that reads or writes the draft on the server, so nothing overtakes a save. */
+  enqueue(task) {
+    const run = this.chain.then(task);
+    this.chain = run.catch((error) => { console.error(error); });
+    return run;
+  }
+
+  whenIdle() {
+    return this.chain;
+  }
+
+  /** Apply a canvas edit: record it for undo, redraw, and save. */
+  commit(doc, label = "edit") {
+    if (this.conflict || doc === this.doc) return;
+    this.undoStack.push(this.doc);
+    if (this.undoStack.length > HISTORY_LIMIT) this.undoStack.shift();
+    this.redoStack = [];
+    this.replace(doc, label);
+  }
+
+  replace(doc, label) {
+    this.doc = doc;
+    this.emit("change", { doc, source: label });
+    this.scheduleSave();
+  }
+
+  undo() {
+    if (this.conflict || !this.undoStack.length) return false;
+    this.redoStack.push(this.doc);
+    this.replace(this.undoStack.pop(), "undo");
+    return true;
+  }
+
+  redo() {
+    if (this.conflict || !this.redoStack.length) return false;
+    this.undoStack.push(this.doc);
+    this.replace(this.redoStack.pop(), "redo");
+    return true;
+  }
+
+  /** One save per burst of edits: the queued save sends whatever the document is when it runs. */
+  scheduleSave() {
+    if (this.saveQueued) return;
+    this.saveQueued = true;
+    this.emit("saving", {});
+    this.enqueue(() => this.save());
+  }
+
+  async save() {
+    this.saveQueued = false;
+    if (this.conflict) return;
+    const sent = this.doc;
+    const res = await api("PUT", this.flowUrl, { json: sent, headers: { "If-Match": `"${this.revision}"` } });
+    if (res.ok) {
+      this.revision = (res.data && res.data.revision) || revisionOf(res.headers.get("ETag"));
+      this.emit("saved", { revision: this.revision, doc: sent });
+    } else if (res.status === 412 || res.status === 409) {
+      this.markConflict();
+    } else {
+      this.emit("error", { status: res.status, message: (res.data && res.data.message) || "The change was not saved.", details: res.data && res.data.details });
+    }
+  }
+
+  markConflict() {
+    this.conflict = true;
+    this.emit("conflict", {});
+  }
+
+  /** A side-panel form saved on the server: take its revision and document, keeping undo. */
+  async adoptServerSave(revision) {
+    if (!revision || revision === this.revision) return;
+    const before = this.doc;
+    const res = await api("GET", this.flowUrl);
+    if (!res.ok) return;
+    this.revision = revisionOf(res.headers.get("ETag")) || revision;
+    this.undoStack.push(before);
+    this.redoStack = [];
+    this.doc = withTransitionIds(res.data);
+    this.emit("change", { doc: this.doc, source: "form" });
+    this.emit("saved", { revision: this.revision, doc: this.doc });
+  }
+}

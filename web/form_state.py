@@ -1,0 +1,218 @@
+"""The state form: messages with button rows, input type and its options, final flag, notes."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flows.model import ATTACHMENT_KINDS, INPUT_TYPES
+from web.forms import Edit, Fields, clean, deep, finish, parse_action
+
+STATE_ID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# Options that belong to one input type; sending another type's option is a format error.
+TYPE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "text": ("min_length", "max_length"),
+    "number": ("min", "max"),
+    "integer": ("min", "max"),
+    "choice": ("choices",),
+    "regex": ("pattern",),
+    "attachment": ("kinds",),
+}
+INPUT_KINDS = ATTACHMENT_KINDS
+
+
+def state_values(document: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    """What the form shows for a stored state."""
+    inp = state.get("input") or {}
+    return {
+        "id": state.get("id", ""),
+        "title": state.get("title", ""),
+        "final": bool(state.get("final")),
+        "start": document.get("start") == state.get("id"),
+        "note": state.get("note", ""),
+        "say": [{"text": m.get("text", ""),
+                 "buttons": [[{"text": b.get("text", ""), "kind": "url" if "url" in b else "payload",
+                               "value": b.get("url", b.get("payload", ""))} for b in row]
+                             for row in m.get("buttons") or []]}
+                for m in state.get("say") or []],
+        "input": {
+            "type": inp.get("type", ""),
+            "save_as": inp.get("save_as", ""),
+            "error": inp.get("error", ""),
+            "max_attempts": _show(inp.get("max_attempts")),
+            "min_length": _show(inp.get("min_length")),
+            "max_length": _show(inp.get("max_length")),
+            "min": _show(inp.get("min")),
+            "max": _show(inp.get("max")),
+            "choices": "\n".join(inp.get("choices") or []),
+            "pattern": inp.get("pattern", ""),
+            "kinds": list(inp.get("kinds") or []),
+        },
+    }
+
+
+def _show(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def read_values(f: Fields) -> dict[str, Any]:
+    """The posted form in the shape of state_values(), strings as typed."""
+    say = []
+    for i in f.indices("say"):
+        rows = []
+        for r in f.indices(f"say[{i}].buttons"):
+            rows.append([{"text": f.text(f"say[{i}].buttons[{r}][{b}].text"),
+                          "kind": f.text(f"say[{i}].buttons[{r}][{b}].kind", "payload"),
+                          "value": f.text(f"say[{i}].buttons[{r}][{b}].value")}
+                         for b in f.indices(f"say[{i}].buttons[{r}]")])
+        say.append({"text": f.text(f"say[{i}].text"), "buttons": rows})
+    return {
+        "id": f.text("id").strip(),
+        "title": f.text("title"),
+        "final": f.flag("final"),
+        "start": f.flag("start"),
+        "note": f.text("note"),
+        "say": say,
+        "input": {
+            "type": f.text("input.type"),
+            "save_as": f.text("input.save_as").strip(),
+            "error": f.text("input.error"),
+            "max_attempts": f.text("input.max_attempts"),
+            "min_length": f.text("input.min_length"),
+            "max_length": f.text("input.max_length"),
+            "min": f.text("input.min"),
+            "max": f.text("input.max"),
+            "choices": f.text("input.choices"),
+            "pattern": f.text("input.pattern"),
+            "kinds": f.all("input.kinds"),
+        },
+    }
+
+
+def apply_action(values: dict[str, Any], action: str) -> None:
+    """Add or remove a message, a button row or a button, as the pressed form button asks."""
+    name, n = parse_action(action)
+    say = values["say"]
+    try:
+        if name == "add_message":
+            say.append({"text": "", "buttons": []})
+        elif name == "remove_message":
+            say.pop(n[0])
+        elif name == "add_row":
+            say[n[0]]["buttons"].append([{"text": "", "kind": "payload", "value": ""}])
+        elif name == "add_button":
+            say[n[0]]["buttons"][n[1]].append({"text": "", "kind": "payload", "value": ""})
+        elif name == "remove_button":
+            row = say[n[0]]["buttons"][n[1]]
+            row.pop(n[2])
+            if not row:
+                say[n[0]]["buttons"].pop(n[1])
+    except IndexError:
+        pass  # a stale button press on a row that is gone changes nothing
+
+
+def anchors(values: dict[str, Any]) -> list[str]:
+    """Every place the form can show an error."""
+    names = ["id", "title", "final", "start", "note", "say", "input", "input.type", "input.save_as",
+             "input.error", "input.max_attempts", "input.min_length", "input.max_length", "input.min",
+             "input.max", "input.choices", "input.pattern", "input.kinds"]
+    for i, message in enumerate(values["say"]):
+        names += [f"say[{i}]", f"say[{i}].text", f"say[{i}].buttons"]
+        for r, row in enumerate(message["buttons"]):
+            names += [f"say[{i}].buttons[{r}][{b}]" for b in range(len(row))]
+    return names
+
+
+def build_state(values: dict[str, Any], original: dict[str, Any], f: Fields) -> dict[str, Any]:
+    """The state object the values describe; unknown (`x-`) keys of the original are kept."""
+    state = {k: v for k, v in original.items() if k.startswith("x-")}
+    state["id"] = values["id"]
+    if values["title"]:
+        state["title"] = values["title"]
+    if values["final"]:
+        state["final"] = True
+    elif "final" in original:
+        state["final"] = False
+    say = []
+    for i, message in enumerate(values["say"]):
+        entry: dict[str, Any] = {"text": message["text"]}
+        rows = [[{"text": b["text"], "url" if b["kind"] == "url" else "payload": b["value"]} for b in row]
+                for row in message["buttons"] if row]
+        if rows:
+            entry["buttons"] = rows
+        say.append(entry)
+    if say or "say" in original:
+        state["say"] = say
+    inp = values["input"]
+    if inp["type"]:
+        state["input"] = _build_input(inp, original.get("input") or {}, f)
+    if values["note"]:
+        state["note"] = values["note"]
+    return state
+
+
+def _build_input(inp: dict[str, Any], original: dict[str, Any], f: Fields) -> dict[str, Any]:
+    kind = inp["type"]
+    if kind not in INPUT_TYPES:
+        f.errors["input.type"] = "Choose an input type from the list."
+    out: dict[str, Any] = {k: v for k, v in original.items() if k.startswith("x-")}
+    out.update(clean({"type": kind, "save_as": inp["save_as"], "error": inp["error"],
+                      "max_attempts": f.number("input.max_attempts", integer=True, minimum=1)}))
+    options = TYPE_OPTIONS.get(kind, ())
+    if "min_length" in options:
+        out.update(clean({"min_length": f.number("input.min_length", integer=True, minimum=0),
+                          "max_length": f.number("input.max_length", integer=True, minimum=0)}))
+    if "min" in options:
+        integer = kind == "integer"
+        out.update(clean({"min": f.number("input.min", integer=integer), "max": f.number("input.max", integer=integer)}))
+    if "choices" in options:
+        choices = f.lines("input.choices")
+        if not choices:
+            f.errors["input.choices"] = "List at least one choice, one per line."
+        out["choices"] = choices
+    if "pattern" in options:
+        out["pattern"] = inp["pattern"]
+        if not inp["pattern"]:
+            f.errors["input.pattern"] = "Enter the regular expression the input must match."
+    if "kinds" in options and inp["kinds"]:
+        out["kinds"] = [k for k in INPUT_KINDS if k in inp["kinds"]]
+    return out
+
+
+def rename(document: dict[str, Any], old: str, new: str) -> None:
+    """Give state `old` the id `new` everywhere the document names it."""
+    for tr in document.get("transitions") or []:
+        if tr.get("from") == old:
+            tr["from"] = new
+        if tr.get("to") == old:
+            tr["to"] = new
+    if document.get("start") == old:
+        document["start"] = new
+    layout = document.get("layout")
+    if isinstance(layout, dict) and old in layout:
+        layout[new] = layout.pop(old)
+
+
+def edit_state(document: dict[str, Any], state_id: str, f: Fields) -> Edit:
+    """Apply a posted state form to `document` (the draft it was opened on)."""
+    index = next(i for i, s in enumerate(document["states"]) if s.get("id") == state_id)
+    values = read_values(f)
+    action = f.text("_action")
+    if action:
+        apply_action(values, action)
+    new_id = values["id"]
+    if not STATE_ID.fullmatch(new_id):
+        f.errors["id"] = "Use lowercase letters, digits and _, starting with a letter (at most 64)."
+    elif new_id != state_id and any(s.get("id") == new_id for s in document["states"]):
+        f.errors["id"] = f"Another state already has the id {new_id}."
+    edited = deep(document)
+    state = build_state(values, document["states"][index], f)
+    edited["states"][index] = state
+    if not f.errors:
+        if new_id != state_id:
+            rename(edited, state_id, new_id)
+        if values["start"]:
+            edited["start"] = new_id
+        elif edited.get("start") == new_id:
+            edited["start"] = ""
+    select = f"state:{new_id if not f.errors.get('id') else state_id}"
+    return finish(document, edited, values, dict(f.errors), f"states[{index}]", anchors(values), select)

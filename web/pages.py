@@ -1,0 +1,82 @@
+"""What every designer page shares: rendering a page or its htmx fragment, the login gate, roles."""
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from litestar import Request, Response
+from litestar.plugins.htmx import ClientRedirect, HTMXRequest, HTMXTemplate
+from litestar.response import Redirect, Template
+
+from server.auth import CurrentUser, current_user
+from server.errors import AppError
+
+ROLE_NAMES = {"editor": "change drafts", "publisher": "freeze versions and publish", "admin": "manage bots"}
+
+
+def is_htmx(request: Request) -> bool:
+    htmx = getattr(request, "htmx", None)
+    return bool(htmx) if htmx is not None else request.headers.get("hx-request") == "true"
+
+
+def render(request: Request, page: str, partial: str | None = None, *, status: int = 200,
+           headers: dict[str, str] | None = None, **context: Any) -> Template:
+    """The full page, or only `partial` when htmx asks; the signed-in user is always in the context."""
+    context.setdefault("user", current_user(request))
+    name = partial if partial and is_htmx(request) else page
+    return HTMXTemplate(template_name=name, context=context, status_code=status, headers=headers or {})
+
+
+def fragment(request: Request, partial: str, *, status: int = 200, headers: dict[str, str] | None = None,
+             **context: Any) -> Template:
+    """Only a fragment (the answer to an htmx form post)."""
+    context.setdefault("user", current_user(request))
+    return HTMXTemplate(template_name=partial, context=context, status_code=status, headers=headers or {})
+
+
+def redirect(request: Request, to: str) -> Response:
+    """Go to `to`: an htmx client redirect for htmx requests, a 303 otherwise."""
+    if is_htmx(request):
+        return ClientRedirect(to)
+    return Redirect(to, status_code=303)
+
+
+async def require_login(request: Request) -> Response | None:
+    """Before every designer page: anonymous visitors go to the login page and come back after."""
+    if current_user(request) is not None:
+        return None
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return redirect(request, f"/login?next={quote(target, safe='')}")
+
+
+def user_of(request: Request) -> CurrentUser:
+    user = current_user(request)
+    assert user is not None  # require_login runs before every handler that calls this
+    return user
+
+
+def refusal(request: Request, role: str) -> Template | None:
+    """A 403 fragment when the user's role is below `role`, else None."""
+    user = user_of(request)
+    if user.has_role(role):
+        return None
+    message = f"You need the {role} role or above to {ROLE_NAMES.get(role, 'do this')}; you are {user.role}."
+    return problem(request, message, status=403)
+
+
+def problem(request: Request, message: str, problems: list[dict[str, Any]] | None = None,
+            *, status: int = 400) -> Template:
+    """An error as the page or fragment the request expects."""
+    if is_htmx(request):
+        return fragment(request, "_partials/problems.html", status=status, message=message, problems=problems or [])
+    return render(request, "error.html", status=status, heading="That did not work", message=message)
+
+
+def app_error(request: Request, exc: AppError) -> Template:
+    """A service's refusal (not found, conflict, invalid) shown as a page or fragment."""
+    details = [d for d in exc.details if isinstance(d, dict)]
+    return problem(request, exc.message, details, status=exc.status)
+
+
+__all__ = ["HTMXRequest", "app_error", "fragment", "is_htmx", "problem", "redirect", "refusal", "render",
+           "require_login", "user_of"]
