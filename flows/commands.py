@@ -11,21 +11,6 @@ from flows.templates import compile_template
 _EMPTY: dict[str, Any] = {}
 
 
-def match_command(fp: FlowPlan, update: Update) -> str | None:
-    """The command a message text or a button payload names exactly (trimmed, case-insensitive)."""
-    if not fp.commands:
-        return None
-    if update.kind == "message":
-        raw = update.text
-    elif update.kind == "button":
-        raw = update.payload
-    else:
-        return None
-    if not raw:
-        return None
-    return fp.commands.get(raw.strip().lower())
-
-
 def _reply_of(flow: Flow, name: str) -> str | None:
     cmd = flow.command(name)
     return cmd.reply if cmd is not None else None
