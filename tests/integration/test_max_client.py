@@ -184,6 +184,20 @@ async def test_rate_limit_keeps_each_bot_under_its_rate(fake_max: FakeMax) -> No
     assert busiest_second(arrivals[FAKE_TOKEN] + arrivals[other]) >= rate * 1.5
 
 
+async def test_calls_in_flight_are_capped_but_long_polls_are_not(fake_max: FakeMax) -> None:
+    fake_max.delay_next(3, 0.4, path="/messages")
+    async with MaxClient(fake_max.url, rate=1000, concurrency=1) as client:
+        poll = asyncio.create_task(client.get_updates(FAKE_TOKEN, timeout=10))
+        await fake_max.wait_for(lambda f: any(c["path"] == "/updates" for c in f.calls))
+        await asyncio.gather(*(client.send_message(FAKE_TOKEN, chat_id=i, body={"text": "x"}) for i in range(3)))
+        assert not poll.done(), "the sends did not wait for the slot of the pending long poll"
+        fake_max.push_update({"update_type": "bot_started"})
+        assert len((await poll)["updates"]) == 1
+    arrivals = sorted(c["time"] for c in fake_max.requests("POST", "/messages"))
+    # One at a time, each held 0.4 s by the server: each send waited for the one before to finish.
+    assert arrivals[1] - arrivals[0] >= 0.35 and arrivals[2] - arrivals[1] >= 0.35
+
+
 async def test_rate_limiter_serves_waiters_in_arrival_order() -> None:
     limiter = RateLimiter(100)
     order: list[str] = []
