@@ -38,7 +38,7 @@ class FakeMax(FakeMaxApp):
     """The fake API served by uvicorn in a background thread: `with FakeMax(tokens={"tok"}) as fake: ...`."""
 
     def __init__(self, tokens: set[str] | frozenset[str] | None = None, *, host: str = "127.0.0.1",
-                 port: int = 0, max_calls: int = 200_000) -> None:
+                 port: int = 0, max_calls: int = 20_000) -> None:
         super().__init__(tokens, max_calls=max_calls)
         self.host = host
         self.port = port
@@ -121,7 +121,7 @@ class FakeMax(FakeMaxApp):
 
     # ---- control routes, for when it runs on its own ------------------------------------------------
     async def _admin(self, method: str, path: str, query: dict[str, str], raw: bytes) -> tuple[int, Json]:
-        """GET /_fake/calls, GET /_fake/messages, POST /_fake/{fail,delay,down,updates,reset}."""
+        """GET /_fake/{calls,counts,messages}, POST /_fake/{fail,delay,down,updates,reset}."""
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
@@ -131,6 +131,8 @@ class FakeMax(FakeMaxApp):
         try:
             if (method, path) == ("GET", "/_fake/calls"):
                 return 200, {"calls": self.calls}
+            if (method, path) == ("GET", "/_fake/counts"):
+                return 200, {"counts": self.counts}
             if (method, path) == ("GET", "/_fake/messages"):
                 chat_id, user_id = query.get("chat_id"), query.get("user_id")
                 return 200, {"messages": self.sent_messages(
@@ -162,8 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=9000, help="0 picks a free port")
     parser.add_argument("--token", action="append", default=[],
                         help="accepted bot token (repeatable); none given accepts any token")
+    parser.add_argument("--max-calls", type=int, default=20_000,
+                        help="how many recent calls to keep for /_fake/calls (counts cover all)")
     args = parser.parse_args(argv)
-    fake = FakeMax(set(args.token), host=args.host, port=args.port)
+    fake = FakeMax(set(args.token), host=args.host, port=args.port, max_calls=args.max_calls)
     sock = _bind(args.host, args.port)
     fake.port = sock.getsockname()[1]
     print(f"Fake MAX API on {fake.url} (tokens: {len(args.token) or 'any'}); "

@@ -6,11 +6,13 @@ import hashlib
 import json
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from typing import Any
 from urllib.parse import parse_qsl
 
-from server.devtools.fake_max_checks import Invalid, check_answer, check_message, check_subscription, int_param
+from server.devtools.fake_max_protocol import (
+    Invalid, bot_info, check_answer, check_message, check_subscription, int_param, sent_message,
+)
 
 Json = dict[str, Any]
 ERROR_CODES = {400: "proto.payload", 401: "verify.token", 404: "not.found", 405: "method.not.allowed",
@@ -31,11 +33,13 @@ def _error(status: int, message: str) -> tuple[int, Json]:
 class FakeMaxApp:
     """The ASGI app and its state; public methods are thread-safe so tests can drive it from any thread."""
 
-    def __init__(self, tokens: set[str] | frozenset[str] | None = None, *, max_calls: int = 200_000) -> None:
+    def __init__(self, tokens: set[str] | frozenset[str] | None = None, *, max_calls: int = 20_000) -> None:
         # None (or empty) accepts any non-empty token: handy when run by hand against a real database.
         self.tokens = frozenset(tokens or ())
         self._lock = threading.Lock()
+        # A record is about 5 KB, so only the newest `max_calls` are kept; `counts` covers every call.
         self._calls: deque[Json] = deque(maxlen=max_calls)
+        self._counts: Counter[str] = Counter()
         self._faults: list[Json] = []
         self._down = False
         self._subs: dict[str, dict[str, Json]] = {}
@@ -60,6 +64,12 @@ class FakeMaxApp:
         """Every API call so far, oldest first: method, path, query, headers, json, status, response, time, bot."""
         with self._lock:
             return [dict(call) for call in self._calls]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many API calls got each answer, e.g. {"POST /messages 200": 1400}; never truncated."""
+        with self._lock:
+            return dict(self._counts)
 
     def subscriptions(self, token: str | None = None) -> list[Json]:
         """The bot's webhook subscriptions, secrets included (the API itself never shows them)."""
@@ -96,6 +106,7 @@ class FakeMaxApp:
         """Forget calls, pending failures and delays, queued updates and subscriptions; come back up."""
         with self._lock:
             self._calls.clear()
+            self._counts.clear()
             self._faults.clear()
             self._down = False
             self._subs.clear()
@@ -200,6 +211,8 @@ class FakeMaxApp:
             except Invalid as exc:
                 status, answer = _error(400, str(exc))
         record["status"], record["response"] = status, answer
+        with self._lock:
+            self._counts[f"{method} {path} {status}"] += 1
         return status, answer
 
     async def _route(self, method: str, path: str, query: dict[str, str], payload: Any, key: str) -> Json:
@@ -214,12 +227,7 @@ class FakeMaxApp:
             return self._subscriptions(method, query, payload, key)
         if path == "/updates":
             return await self._updates(query, key)
-        return self._me(key)
-
-    def _me(self, key: str) -> Json:
-        return {"user_id": int(key[:8], 16) % 1_000_000_000, "first_name": "Fake bot",
-                "username": f"fake_{key[:6]}_bot", "is_bot": True,
-                "last_activity_time": int(time.time() * 1000), "description": None, "commands": None}
+        return bot_info(key)
 
     def _send(self, query: dict[str, str], payload: Any, key: str) -> Json:
         chat_id = int_param(query, "chat_id")
@@ -230,15 +238,7 @@ class FakeMaxApp:
         with self._lock:
             number = self._next_mid
             self._next_mid += 1
-        me = self._me(key)
-        return {"message": {
-            "sender": {"user_id": me["user_id"], "first_name": me["first_name"],
-                       "username": me["username"], "is_bot": True},
-            "recipient": {"chat_id": chat_id if chat_id is not None else user_id, "chat_type": "dialog",
-                          "user_id": user_id},
-            "timestamp": int(time.time() * 1000),
-            "body": {"mid": f"mid.{number:032x}", "seq": number, "text": payload.get("text"),
-                     "attachments": payload.get("attachments") or []}}}
+        return {"message": sent_message(bot_info(key), number, chat_id, user_id, payload)}
 
     def _subscriptions(self, method: str, query: dict[str, str], payload: Any, key: str) -> Json:
         if method == "GET":

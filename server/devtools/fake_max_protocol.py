@@ -1,7 +1,8 @@
-"""The body limits the fake MAX API enforces, as the real one answers them (400 proto.payload)."""
+"""The fake MAX API's protocol shapes: the limits it enforces (400 proto.payload) and the objects it returns."""
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 MAX_TEXT = 4000
@@ -123,3 +124,23 @@ def check_subscription(body: Any) -> dict[str, Any]:
     if types is not None and (not isinstance(types, list) or not all(isinstance(t, str) for t in types)):
         raise Invalid("body.update_types: must be an array of strings")
     return body
+
+
+def bot_info(key: str) -> dict[str, Any]:
+    """GET /me for the bot whose token hashes to `key` (stable per token)."""
+    return {"user_id": int(key[:8], 16) % 1_000_000_000, "first_name": "Fake bot",
+            "username": f"fake_{key[:6]}_bot", "is_bot": True,
+            "last_activity_time": int(time.time() * 1000), "description": None, "commands": None}
+
+
+def sent_message(me: dict[str, Any], number: int, chat_id: int | None, user_id: int | None,
+                 body: dict[str, Any]) -> dict[str, Any]:
+    """The Message object POST /messages answers with: sender, recipient, generated mid and seq, body."""
+    return {
+        "sender": {"user_id": me["user_id"], "first_name": me["first_name"], "username": me["username"],
+                   "is_bot": True},
+        "recipient": {"chat_id": chat_id if chat_id is not None else user_id, "chat_type": "dialog",
+                      "user_id": user_id},
+        "timestamp": int(time.time() * 1000),
+        "body": {"mid": f"mid.{number:032x}", "seq": number, "text": body.get("text"),
+                 "attachments": body.get("attachments") or []}}

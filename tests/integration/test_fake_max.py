@@ -156,8 +156,17 @@ def test_calls_are_recorded_in_order_without_the_token(http: httpx.Client, fake_
     assert [(c["method"], c["path"], c["status"]) for c in calls] == [("GET", "/me", 200), ("POST", "/messages", 200)]
     assert calls[1]["json"] == {"text": "hi"} and calls[1]["query"] == {"chat_id": "3"}
     assert FAKE_TOKEN not in str(calls)
+    assert fake_max.counts == {"GET /me 200": 1, "POST /messages 200": 1}
     fake_max.clear()
-    assert fake_max.calls == []
+    assert fake_max.calls == [] and fake_max.counts == {}
+
+
+def test_only_recent_calls_are_kept_but_counts_cover_all() -> None:
+    with FakeMax(tokens={FAKE_TOKEN}, max_calls=3) as fake, httpx.Client(base_url=fake.url, headers=AUTH) as client:
+        for chat in range(5):
+            client.post("/messages", params={"chat_id": chat}, json={"text": "x"})
+        assert [c["query"]["chat_id"] for c in fake.calls] == ["2", "3", "4"]
+        assert client.get(fake.url + "/_fake/counts").json() == {"counts": {"POST /messages 200": 5}}
 
 
 def test_control_routes_drive_a_standalone_fake(fake_max: FakeMax) -> None:
