@@ -1,14 +1,22 @@
 """The designer's pages: login, flows, editor, versions, bots. Every page but login needs a signed-in user."""
 from __future__ import annotations
 
-from litestar import Router
+from litestar import Router, get
+from litestar.response import Redirect
 from litestar.plugins.htmx import HTMXRequest
 
-from web import pages_auth, pages_editor
+from web import pages_auth, pages_bots, pages_editor, pages_flows, pages_versions
 from web.pages import require_login
+
+
+@get("/", include_in_schema=False)
+async def home() -> Redirect:
+    return Redirect("/flows", status_code=303)
+
 
 ROUTES: list = [
     *pages_auth.ROUTES,
-    Router(path="/", route_handlers=[*pages_editor.ROUTES], before_request=require_login,
-           request_class=HTMXRequest, include_in_schema=False),
+    Router(path="/", route_handlers=[home, *pages_flows.ROUTES, *pages_editor.ROUTES, *pages_versions.ROUTES,
+                                     *pages_bots.ROUTES],
+           before_request=require_login, request_class=HTMXRequest, include_in_schema=False),
 ]

@@ -1,0 +1,29 @@
+// The versions page: draws a diff (sent by the server as JSON) on a read-only graph.
+import { createGraph, autoLayout } from "./editor/graph.js";
+
+function draw() {
+  const island = document.getElementById("diff-data");
+  const container = document.getElementById("diff-canvas");
+  if (!island || !container || container.dataset.drawn) return;
+  container.dataset.drawn = "1";
+  const graph = JSON.parse(island.textContent);
+  const cy = createGraph(container, { interactive: false });
+  const placed = graph.nodes.every((n) => n.position);
+  cy.add(graph.nodes.map((n, i) => ({
+    group: "nodes",
+    data: { id: `s:${n.id}`, sid: n.id, label: n.label },
+    classes: [n.status === "same" ? "" : `diff-${n.status}`, n.final ? "final" : "", n.id === graph.start ? "start" : ""].join(" "),
+    position: n.position ? { ...n.position } : { x: (i % 5) * 190, y: Math.floor(i / 5) * 100 },
+  })));
+  cy.add(graph.edges.filter((e) => cy.getElementById(`s:${e.target}`).nonempty()).map((e) => ({
+    group: "edges",
+    data: { id: `t:${e.id}`, tid: e.id, source: `s:${e.source}`, target: `s:${e.target}`, label: e.label },
+    classes: [e.status === "same" ? "" : `diff-${e.status}`, e.source === e.target ? "loop" : ""].join(" "),
+  })));
+  if (placed) cy.fit(cy.elements(), 30);
+  else autoLayout(cy);
+  window.botflowDiff = cy;
+}
+
+document.body.addEventListener("htmx:afterSettle", draw);
+draw();

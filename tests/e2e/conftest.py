@@ -1,0 +1,169 @@
+"""The real app under uvicorn on a temp SQLite file, a fake MAX server, and headless Chromium."""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+
+from server.devtools.fake_max import FakeMax
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+PASSWORD = "correct horse battery"
+MAX_TOKEN = "e2e-max-token"
+
+pytestmark = pytest.mark.e2e
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class App:
+    """The running server: its address and an API client with the bootstrap admin token."""
+
+    url: str
+    token: str
+    fake_max: FakeMax
+
+    def api(self, method: str, path: str, headers: dict[str, str] | None = None, **kwargs: object) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {self.token}", **(headers or {})}
+        return httpx.request(method, self.url + path, headers=headers, timeout=15, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def fake_max_e2e() -> Iterator[FakeMax]:
+    with FakeMax(tokens={MAX_TOKEN}) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="session")
+def app(tmp_path_factory: pytest.TempPathFactory, fake_max_e2e: FakeMax) -> Iterator[App]:
+    """`botflow` as it runs in production (uvicorn, migrations at start-up), on its own SQLite file."""
+    folder = tmp_path_factory.mktemp("e2e")
+    port = free_port()
+    token = "e2e-" + secrets.token_hex(16)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BOTFLOW_")}
+    env.update({
+        "BOTFLOW_DATABASE_URL": f"sqlite+aiosqlite:///{folder / 'botflow.db'}",
+        "BOTFLOW_BOOTSTRAP_TOKEN": token,
+        "BOTFLOW_SECRET_KEY": secrets.token_hex(32),
+        "BOTFLOW_MAX_API_URL": fake_max_e2e.url,
+    })
+    log = open(folder / "server.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "--factory", "server.app:create_app", "--host", "127.0.0.1",
+         "--port", str(port), "--log-level", "warning"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the server exited: {(folder / 'server.log').read_text()[-3000:]}")
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server did not answer /healthz within 60 s")
+            time.sleep(0.2)
+        running = App(url, token, fake_max_e2e)
+        for name, role in (("alice", "admin"), ("bob", "admin"), ("vera", "viewer")):
+            answer = running.api("POST", "/api/users", json={"username": name, "role": role, "password": PASSWORD})
+            assert answer.status_code == 201, answer.text
+        yield running
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        pytest.fail("Chromium is not installed (apt-get install chromium)")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Watch:
+    """Fails the test on a page error or an alert dialog (an injected script would raise one)."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def attach(self, page: Page) -> None:
+        page.on("pageerror", lambda exc: self.problems.append(f"page error: {exc}"))
+        page.on("dialog", self._dialog)
+
+    def _dialog(self, dialog: object) -> None:
+        kind = getattr(dialog, "type", "")
+        message = getattr(dialog, "message", "")
+        if kind == "confirm":  # hx-confirm before a delete: the person agrees
+            dialog.accept()  # type: ignore[attr-defined]
+            return
+        self.problems.append(f"unexpected {kind} dialog: {message}")
+        dialog.dismiss()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def watch() -> Iterator[Watch]:
+    w = Watch()
+    yield w
+    assert not w.problems, w.problems
+
+
+def login(context: BrowserContext, app: App, user: str, watch: Watch) -> Page:
+    page = context.new_page()
+    watch.attach(page)
+    page.goto(app.url + "/login")
+    page.get_by_label("Username").fill(user)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url("**/flows")
+    return page
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    ctx = browser.new_context(viewport={"width": 1500, "height": 900}, accept_downloads=True)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context: BrowserContext, app: App, watch: Watch) -> Page:
+    """A page signed in as alice (admin)."""
+    return login(context, app, "alice", watch)
+
+
+def shoot(page: Page, name: str) -> Path:
+    """Keep a screenshot of the page as a test artefact (tests/artifacts/, not committed)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    return path

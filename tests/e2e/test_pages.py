@@ -1,0 +1,87 @@
+"""Every page renders for a signed-in person; flows are created, imported (errors per problem), exported, deleted."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.canvas import open_editor
+from tests.e2e.conftest import ROOT, App, shoot
+
+EXAMPLE = Path(ROOT.parent / "shared" / "examples" / "registration.json")
+
+
+def registration_text() -> str:
+    local = ROOT / "examples" / "registration.json"
+    return (local if local.exists() else EXAMPLE).read_text(encoding="utf-8")
+
+
+def test_login_page_and_wrong_password(browser, app: App) -> None:
+    ctx = browser.new_context(viewport={"width": 1200, "height": 800})
+    page = ctx.new_page()
+    page.goto(app.url + "/flows")
+    expect(page).to_have_url(app.url + "/login?next=%2Fflows")
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill("wrong")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("alert")).to_have_text("Wrong username or password.")
+    shoot(page, "login")
+    ctx.close()
+
+
+def test_import_shows_each_problem_next_to_the_upload(page: Page, app: App, tmp_path: Path) -> None:
+    bad = json.loads(registration_text())
+    bad["id"] = "broken"
+    bad["states"][1]["input"]["type"] = "telephone"
+    bad["transitions"][3]["on"] = "click"
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(bad, ensure_ascii=False), encoding="utf-8")
+    page.set_input_files("input[name=document]", str(path))
+    page.get_by_role("button", name="Import").click()
+    result = page.locator("#import-result")
+    expect(result.locator("li")).to_have_count(2)
+    expect(result).to_contain_text("states[1].input.type")
+    expect(result).to_contain_text("transitions[3].on")
+    shoot(page, "flows-import-errors")
+
+    path = tmp_path / "notes.yaml"
+    path.write_text("format: [unclosed", encoding="utf-8")
+    page.set_input_files("input[name=document]", str(path))
+    page.get_by_role("button", name="Import").click()
+    expect(result).to_contain_text("cannot be read")
+
+
+def test_import_export_and_delete(page: Page, app: App, tmp_path: Path) -> None:
+    doc = json.loads(registration_text())
+    doc["id"] = "imported"
+    path = tmp_path / "imported.yaml"
+    import yaml
+    path.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
+    page.set_input_files("input[name=document]", str(path))
+    page.get_by_role("button", name="Import").click()
+    expect(page.locator("#import-result")).to_contain_text("Imported")
+    row = page.locator('tr[data-flow="imported"]')
+    expect(row).to_contain_text("Регистрация")
+    for fmt, needle in (("json", '"format": "botflow/v1"'), ("yaml", "format: botflow/v1"),
+                        ("mermaid", "stateDiagram"), ("dot", "digraph"), ("scxml", "<scxml")):
+        with page.expect_download() as info:
+            row.get_by_role("link", name=fmt, exact=True).click()
+        text = Path(info.value.path()).read_text(encoding="utf-8")
+        assert needle in text, (fmt, text[:200])
+    shoot(page, "flows")
+    row.get_by_role("button", name="Delete").click()
+    expect(page.locator('tr[data-flow="imported"]')).to_have_count(0)
+    assert app.api("GET", "/api/flows/imported").status_code == 404
+
+
+def test_viewer_sees_the_editor_without_edit_tools(browser, app: App, watch) -> None:
+    from tests.e2e.conftest import login
+    app.api("POST", "/api/flows", content=registration_text().replace('"registration"', '"viewed"', 1),
+            headers={"Content-Type": "application/json"})
+    ctx = browser.new_context(viewport={"width": 1500, "height": 900})
+    page = login(ctx, app, "vera", watch)
+    expect(page.get_by_text("New flow")).to_have_count(0)
+    open_editor(page, app.url, "viewed")
+    expect(page.locator("[data-action=addState]")).to_have_count(0)
+    ctx.close()

@@ -1,0 +1,129 @@
+"""The flows list: status of each flow, create, import a JSON/YAML file, export, delete."""
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.datastructures import UploadFile
+from litestar.enums import RequestEncodingType
+from litestar.params import Body
+from litestar.plugins.htmx import HTMXRequest
+from litestar.response import Template
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from flows.errors import DocumentSyntaxError, FlowFormatError
+from flows.export import EXPORT_FORMATS, export
+from flows.load import parse_text
+from flows.model import FORMAT
+from server.errors import AppError
+from server.services import bots as bot_service
+from server.services import flows as flow_service
+from web.pages import app_error, fragment, problem, redirect, refusal, render, user_of
+
+EXTENSIONS = {"json": "json", "yaml": "yaml", "mermaid": "mmd", "dot": "dot", "scxml": "scxml"}
+MAX_IMPORT = 2 * 1024 * 1024
+
+
+async def flow_rows(db: AsyncSession) -> list[dict[str, Any]]:
+    """Each flow with its draft revision, latest version and the bots serving it (with their version)."""
+    served: dict[str, list[dict[str, Any]]] = {}
+    for bot in await bot_service.list_bots(db):
+        if bot["flow"]:
+            served.setdefault(bot["flow"], []).append({"id": bot["id"], "version": bot["version"]})
+    return [{**row, "bots": served.get(row["id"], [])} for row in await flow_service.list_flows(db)]
+
+
+def _format_of(filename: str) -> str | None:
+    name = filename.lower()
+    if name.endswith(".json"):
+        return "json"
+    if name.endswith((".yaml", ".yml")):
+        return "yaml"
+    return None
+
+
+class FlowsController(Controller):
+    path = "/flows"
+    request_class = HTMXRequest
+
+    @get("/", include_in_schema=False)
+    async def index(self, request: HTMXRequest, db_session: AsyncSession) -> Template:
+        return await self._table(request, db_session)
+
+    async def _table(self, request: Request, db: AsyncSession, error: str | None = None,
+                     status: int = 200) -> Template:
+        return render(request, "flows.html", "_partials/flows_table.html", status=status, section="flows",
+                      flows=await flow_rows(db), formats=EXPORT_FORMATS, error=error,
+                      can_edit=user_of(request).has_role("editor"))
+
+    @post("/", include_in_schema=False)
+    async def create(self, request: HTMXRequest, db_session: AsyncSession,
+                     data: Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]) -> Any:
+        denied = refusal(request, "editor")
+        if denied:
+            return denied
+        flow_id = (data.get("id") or "").strip()
+        document = {"format": FORMAT, "id": flow_id, "title": (data.get("title") or "").strip(),
+                    "states": [], "transitions": []}
+        try:
+            await flow_service.create_flow(db_session, document, user_of(request).username)
+        except FlowFormatError as exc:
+            return problem(request, "The flow cannot be created.", exc.details, status=422)
+        except AppError as exc:
+            return app_error(request, exc)
+        return redirect(request, f"/flows/{flow_id}/edit")
+
+    @post("/import", include_in_schema=False)
+    async def import_file(self, request: HTMXRequest, db_session: AsyncSession,
+                          data: Annotated[dict[str, Any], Body(media_type=RequestEncodingType.MULTI_PART)]) -> Any:
+        denied = refusal(request, "editor")
+        if denied:
+            return denied
+        upload = data.get("document")
+        if not isinstance(upload, UploadFile):
+            return problem(request, "Choose a JSON or YAML file to import.", status=400)
+        content = await upload.read(MAX_IMPORT + 1)
+        if len(content) > MAX_IMPORT:
+            return problem(request, f"The file is larger than {MAX_IMPORT // 1024} KiB.", status=413)
+        try:
+            raw = parse_text(content, _format_of(upload.filename or ""))
+            row = await flow_service.create_flow(db_session, raw, user_of(request).username)
+        except DocumentSyntaxError as exc:
+            return problem(request, f"{upload.filename} cannot be read.", [{"path": "", "message": exc.message}],
+                           status=422)
+        except FlowFormatError as exc:
+            return problem(request, f"{upload.filename} is not a valid flow document "
+                                    f"({len(exc.details) or 1} problem{'s' if len(exc.details) != 1 else ''}).",
+                           exc.details or [{"path": "", "message": exc.message}], status=422)
+        except AppError as exc:
+            return app_error(request, exc)
+        return fragment(request, "_partials/imported.html", headers={"HX-Trigger": "flows-changed"},
+                        flow={"id": row.id, "title": row.title})
+
+    @get("/{flow_id:str}/export/{fmt:str}", include_in_schema=False)
+    async def export_flow(self, request: HTMXRequest, db_session: AsyncSession, flow_id: str, fmt: str) -> Any:
+        if fmt not in EXPORT_FORMATS:
+            return problem(request, f"Unknown format {fmt}; choose one of {', '.join(EXPORT_FORMATS)}.", status=404)
+        try:
+            document, _ = await flow_service.get_draft(db_session, flow_id)
+        except AppError as exc:
+            return app_error(request, exc)
+        text, media_type = export(flow_service.draft_flow(document), fmt)
+        filename = f"{flow_id}.{EXTENSIONS[fmt]}"
+        return Response(text, media_type=media_type,
+                        headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+    @post("/{flow_id:str}/delete", include_in_schema=False)
+    async def delete(self, request: HTMXRequest, db_session: AsyncSession, flow_id: str) -> Any:
+        denied = refusal(request, "editor")
+        if denied:
+            return denied
+        user = user_of(request)
+        try:
+            await flow_service.delete_flow(db_session, flow_id, user.role, user.username)
+        except AppError as exc:
+            return await self._table(request, db_session, error=exc.message, status=exc.status)
+        return await self._table(request, db_session)
+
+
+ROUTES = [FlowsController]

@@ -1,0 +1,102 @@
+"""Versions of a flow: list, freeze the draft with a note, diff any two on the graph, publish to a bot."""
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, Request, get, post
+from litestar.enums import RequestEncodingType
+from litestar.params import Body
+from litestar.plugins.htmx import HTMXRequest
+from litestar.response import Template
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.errors import AppError
+from server.services import bots as bot_service
+from server.services import flows as flow_service
+from server.services import publishing
+from server.services import versions as version_service
+from web.diffview import change_lines, diff_graph
+from web.pages import app_error, fragment, problem, refusal, render, user_of
+
+Form = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
+SESSION_MODES = (
+    ("keep", "keep — running dialogs finish on the version they started on"),
+    ("migrate", "migrate — running dialogs continue on the new version where their state exists"),
+    ("reset", "reset — running dialogs are dropped"),
+)
+
+
+class VersionsController(Controller):
+    path = "/flows/{flow_id:str}"
+    request_class = HTMXRequest
+
+    @get("/versions", include_in_schema=False)
+    async def index(self, request: HTMXRequest, db_session: AsyncSession, flow_id: str) -> Template:
+        try:
+            document, revision = await flow_service.get_draft(db_session, flow_id)
+            versions = await version_service.list_versions(db_session, flow_id)
+        except AppError as exc:
+            return app_error(request, exc)
+        bots = await bot_service.list_bots(db_session)
+        user = user_of(request)
+        refs = [("draft", "Draft")] + [(str(v["version"]), f"Version {v['version']}") for v in reversed(versions)]
+        return render(request, "versions.html", "_partials/versions_table.html", section="flows",
+                      flow={"id": flow_id, "title": document.get("title", ""), "revision": revision},
+                      versions=list(reversed(versions)), bots=bots, refs=refs, session_modes=SESSION_MODES,
+                      serving=[b for b in bots if b["flow"] == flow_id],
+                      can_publish=user.has_role("publisher"))
+
+    @post("/versions", include_in_schema=False)
+    async def freeze(self, request: HTMXRequest, db_session: AsyncSession, flow_id: str, data: Form) -> Template:
+        denied = refusal(request, "publisher")
+        if denied:
+            return denied
+        note = (data.get("note") or "").strip()
+        try:
+            version, created = await version_service.freeze(db_session, flow_id, note, user_of(request).username)
+        except AppError as exc:
+            if exc.code == "validation_failed":
+                issues = [i for i in exc.details if isinstance(i, dict)]
+                return fragment(request, "_partials/freeze_result.html", status=422, refused=exc.message,
+                                issues=issues, version=None, created=False)
+            return app_error(request, exc)
+        return fragment(request, "_partials/freeze_result.html", headers={"HX-Trigger": "versions-changed"},
+                        refused=None, issues=[], version=version, created=created)
+
+    @get("/diff", include_in_schema=False)
+    async def diff(self, request: HTMXRequest, db_session: AsyncSession, flow_id: str,
+                   a: str = "", b: str = "") -> Template:
+        try:
+            result = await version_service.diff_refs(db_session, flow_id, a or None, b or None)
+            old = await version_service.document_at(db_session, flow_id, a)
+            new = await version_service.document_at(db_session, flow_id, b)
+        except AppError as exc:
+            return app_error(request, exc)
+        return fragment(request, "_partials/diff.html", a=a, b=b, identical=result["identical"],
+                        graph=diff_graph(old, new, result), changes=change_lines(result))
+
+    @post("/publish", include_in_schema=False)
+    async def publish(self, request: HTMXRequest, db_session: AsyncSession, flow_id: str, data: Form) -> Template:
+        return await publish_version(request, db_session, data.get("bot") or "", flow_id, data.get("version") or "",
+                                     data.get("sessions") or "keep")
+
+
+async def publish_version(request: Request, db: AsyncSession, bot_id: str, flow_id: str, version: str,
+                          sessions: str) -> Template:
+    """Publish (or roll back to) a version, tell the runtime, and show the publication."""
+    denied = refusal(request, "publisher")
+    if denied:
+        return denied
+    if not bot_id:
+        return problem(request, "Choose the bot to publish to.", status=422)
+    try:
+        number = version_service.parse_number(version, flow_id) if version else None
+        record = await publishing.publish(db, bot_id, flow_id, number, sessions, user_of(request).username)
+    except AppError as exc:
+        return app_error(request, exc)
+    await publishing.notify_runtime(getattr(request.app.state, "runtime", None), record)
+    return fragment(request, "_partials/published.html", headers={"HX-Trigger": "versions-changed, bots-changed"},
+                    record=record)
+
+
+ROUTES = [VersionsController]
