@@ -146,8 +146,9 @@ class FakeMaxApp:
             return
         if scope["type"] != "http":
             return
-        if self._loop is None:
-            self._loop = asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # first request, or served again after a restart: events are per loop
+            self._loop, self._wakers = loop, {}
         chunks = []
         while True:
             message = await receive()

@@ -196,3 +196,13 @@ def test_runs_on_its_own_and_prints_its_url() -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_restarted_fake_still_wakes_long_polls() -> None:
+    fake = FakeMax(tokens={FAKE_TOKEN})
+    for _ in range(2):
+        with fake:
+            threading.Timer(0.2, fake.push_update, [{"update_type": "bot_started"}]).start()
+            got = httpx.get(fake.url + "/updates", params={"timeout": 5}, headers=AUTH, timeout=10).json()
+            assert len(got["updates"]) == 1
+            httpx.get(fake.url + "/updates", params={"timeout": 0, "marker": got["marker"]}, headers=AUTH)
