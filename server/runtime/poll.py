@@ -22,12 +22,14 @@ class Redeliver(Exception):
     """The update could not be handled just now (storage down, overload): offer it again later."""
 
 
-async def _pause(stop: asyncio.Event, seconds: float) -> None:
-    """Sleep, but wake at once when asked to stop."""
+async def _back_off(stop: asyncio.Event, delay: float, why: object) -> float:
+    """Say why, sleep `delay` (waking at once when asked to stop); return the next, doubled delay."""
+    print(f"botflow poll: {why}; retrying in {delay:.0f} s", file=sys.stderr)
     try:
-        await asyncio.wait_for(stop.wait(), seconds)
+        await asyncio.wait_for(stop.wait(), delay)
     except TimeoutError:
         pass
+    return min(delay * 2, BACKOFF_MAX)
 
 
 async def _unless_stopped(call: Awaitable[dict[str, Any]], stop: asyncio.Event) -> dict[str, Any] | None:
@@ -51,9 +53,7 @@ async def _deliver_until_done(deliver: Deliver, update: dict[str, Any], stop: as
             await deliver(update)
             return True
         except Redeliver as exc:
-            print(f"botflow poll: {exc}; retrying in {delay:.0f} s", file=sys.stderr)
-            await _pause(stop, delay)
-            delay = min(delay * 2, BACKOFF_MAX)
+            delay = await _back_off(stop, delay, exc)
     return False
 
 
@@ -73,9 +73,7 @@ async def poll_updates(client: MaxClient, token: str, deliver: Deliver, stop: as
         except MaxApiError as exc:
             if not exc.retryable:
                 raise
-            print(f"botflow poll: {exc}; retrying in {delay:.0f} s", file=sys.stderr)
-            await _pause(stop, delay)
-            delay = min(delay * 2, BACKOFF_MAX)
+            delay = await _back_off(stop, delay, exc)
             continue
         if page is None:
             return
