@@ -59,6 +59,12 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def article(word: str) -> str:
+    """The word with "a" or "an" before it."""
+    first = word.lstrip('"')[:1].lower()
+    return f"{'an' if first and first in 'aeiou' else 'a'} {word}"
+
+
 def quoted(names: Iterable[str]) -> str:
     """`a, b, c` for a message."""
     return ", ".join(names)
@@ -189,7 +195,8 @@ class Checker:
     def number(self, value: Any, path: str, *, minimum: float | None = None) -> bool:
         """A number (not a boolean, not quoted), at least `minimum`."""
         if not is_number(value):
-            self.add(path, f"must be a number, not {kind(value)}; write it without quotes")
+            hint = "; write it without quotes" if isinstance(value, str) else ""
+            self.add(path, f"must be a number, not {kind(value)}{hint}")
             return False
         if minimum is not None and value < minimum:
             self.add(path, f"must be at least {minimum:g}, not {value!r}")
@@ -243,13 +250,13 @@ class Checker:
             return False
         return True
 
-    def strings(self, value: Any, path: str, *, nonempty: bool = False) -> bool:
-        """A list of strings (optionally at least one)."""
+    def strings(self, value: Any, path: str, *, nonempty: str = "") -> bool:
+        """A list of strings; when `nonempty` is given, an empty list is that problem."""
         if not isinstance(value, list):
             self.add(path, f"must be a list of strings, not {kind(value)}")
             return False
         if nonempty and not value:
-            self.add(path, "must list at least one entry; remove the field if you need none")
+            self.add(path, nonempty)
             return False
         ok = True
         for i, entry in enumerate(value):

@@ -5,7 +5,7 @@ import json
 import re
 from typing import Any
 
-from flows.checks import Checker, Report, is_number, item, join, json_data_problems, kind
+from flows.checks import Checker, article, Report, is_number, item, join, json_data_problems, kind
 from flows.model import ATTACHMENT_KINDS, COMMANDS, DEFAULT_SESSION_TTL, FORMAT, INPUT_TYPES, OPS, TRIGGERS
 
 FLOW_ID = re.compile(r"[a-z][a-z0-9_-]{0,63}")
@@ -42,7 +42,9 @@ class FlowChecker(Checker):
             "format": self.format, "id": self.flow_id, "title": self.string, "start": self.string,
             "settings": self.settings, "commands": self.commands, "states": self.states,
             "transitions": self.transitions, "layout": self.layout,
-        }, what="the flow document", required=("format", "id", "states"))
+        }, what="the flow document", required=("id", "states"))
+        if isinstance(doc, dict) and "format" not in doc:
+            self.add("format", f'the document needs "format": "{FORMAT}" at the top; add it')
 
     def format(self, value: Any, path: str) -> None:
         if value != FORMAT:
@@ -165,12 +167,12 @@ class FlowChecker(Checker):
             "min_length": lambda v, p: self.integer(v, p, minimum=0),
             "max_length": lambda v, p: self.integer(v, p, minimum=0),
             "min": self.number, "max": self.number,
-            "choices": lambda v, p: self.strings(v, p, nonempty=True),
+            "choices": lambda v, p: self.strings(v, p, nonempty="a choice input must offer at least one choice"),
             "pattern": self.regex, "kinds": self.kinds,
         }
         spec = {**common, **{k: options[k] for k in INPUT_OPTIONS.get(itype, ())}}
         required = {"choice": ("choices",), "regex": ("pattern",)}.get(itype, ())
-        self.fields(value, path, spec, what=f"a {itype} input", required=required,
+        self.fields(value, path, spec, what=f"{article(itype)} input", required=required,
                     foreign=lambda k: _owners(k, INPUT_OPTIONS, "input"))
 
     def kinds(self, value: Any, path: str) -> None:
@@ -188,7 +190,7 @@ class FlowChecker(Checker):
 
     def transition(self, value: Any, path: str) -> None:
         common: dict[str, Any] = {
-            "id": lambda v, p: self.string(v, p, nonempty=True), "from": self.string, "to": self.string,
+            "id": self.transition_id, "from": self.string, "to": self.string,
             "on": None, "if": lambda v, p: self.listing(v, p, self.condition, what="conditions"),
             "set": self.assignments, "actions": lambda v, p: self.listing(v, p, self.action, what="actions"),
         }
@@ -205,18 +207,24 @@ class FlowChecker(Checker):
             self.fields(value, path, {**common, **all_options}, what="a transition", required=required)
             return
         options: dict[str, Any] = {
-            "match": lambda v, p: self.strings(v, p, nonempty=True), "pattern": self.regex,
+            "match": lambda v, p: self.strings(
+                v, p, nonempty="match must list at least one text; or remove it and use pattern"),
+            "pattern": self.regex,
             "payload": self.string, "kinds": self.kinds,
             "name": lambda v, p: self.string(v, p, nonempty=True),
             "after": lambda v, p: self.number(v, p, minimum=1),
         }
         spec = {**common, **{k: options[k] for k in TRIGGER_OPTIONS.get(trigger, ())}}
         needs = {"button": ("payload",), "event": ("name",), "timeout": ("after",)}.get(trigger, ())
-        self.fields(value, path, spec, what=f"a {trigger} transition", required=required + needs,
+        self.fields(value, path, spec, what=f"{article(trigger)} transition", required=required + needs,
                     foreign=lambda k: _owners(k, TRIGGER_OPTIONS, "trigger"))
         if trigger == "text" and "match" not in value and "pattern" not in value:
             self.add(join(path, "match"), 'a text transition needs "match" (a list of texts) or "pattern"'
                                           " (a regular expression)")
+
+    def transition_id(self, value: Any, path: str) -> None:
+        if self.string(value, path) and not value.strip():
+            self.add(path, 'a transition id must not be empty; remove "id" to have one generated')
 
     def condition(self, value: Any, path: str) -> None:
         if not isinstance(value, dict):
@@ -229,7 +237,7 @@ class FlowChecker(Checker):
         if not known_op or op not in NO_VALUE_OPS:
             spec["value"] = (lambda v, p: self.value(v, p, op)) if known_op else None
         required = ("var", "op") + (("value",) if known_op and op not in NO_VALUE_OPS else ())
-        self.fields(value, path, spec, what=f'an "{op}" condition' if known_op else "a condition",
+        self.fields(value, path, spec, what=f'{article(json.dumps(op))} condition' if known_op else "a condition",
                     required=required)
 
     def value(self, value: Any, path: str, op: str) -> None:

@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import flow_documents
 
 from flows.errors import FlowFormatError
 from flows.load import load
@@ -396,3 +399,38 @@ def test_document_keeps_everything_else_unchanged() -> None:
     flow = load(doc)
     assert flow.document == doc
     assert flow.document is not doc
+
+
+JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=True), st.text(max_size=5),
+              st.sampled_from(["text", "button", "eq", "in", "webhook", "ask_name", "botflow/v1", "x-a", "(["])),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(
+        st.sampled_from(["id", "on", "type", "from", "to", "op", "value", "match", "payload", "kinds", "x-k",
+                         "after", "text", "buttons", "input", "say", "if", "set", "actions", "url", "var"]),
+        inner, max_size=4)),
+    max_leaves=8)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            found += _paths(sub, prefix + (key,))
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            found += _paths(sub, prefix + (i,))
+    return found
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(flow_documents(max_states=3, max_transitions=4), st.data())
+def test_any_damage_is_reported_as_details_never_a_crash(doc: dict[str, Any], data: st.DataObject) -> None:
+    where = data.draw(st.sampled_from(_paths(doc)[1:]))
+    replacement = data.draw(JSON_VALUES)
+    _set(where, replacement)(doc)
+    try:
+        flow = load(doc)
+    except FlowFormatError as exc:
+        assert exc.details and all(d["path"] and d["message"] for d in exc.details)
+    else:
+        assert flow.document["states"] == doc["states"]
