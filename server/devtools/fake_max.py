@@ -56,6 +56,7 @@ class FakeMax(FakeMaxApp):
             return self
         sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
+        self._closing = False
         self._server = uvicorn.Server(_config(self))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
                                         name=f"fake-max-{self.port}", daemon=True)
@@ -70,6 +71,7 @@ class FakeMax(FakeMaxApp):
         """Stop serving and wait for the thread (long polls in flight are cut off)."""
         if self._server is None or self._thread is None:
             return
+        self._release_polls()
         self._server.should_exit = True
         self._thread.join(5)
         if self._thread.is_alive():

@@ -49,8 +49,9 @@ class FakeMaxApp:
         self._next_mid = 1
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakers: dict[str, asyncio.Event] = {}
+        # Set while shutting down: pending long polls answer at once instead of holding the server open.
+        self._closing = False
 
-    # ---- the test-facing API ------------------------------------------------------------------------
     def key(self, token: str | None) -> str:
         """The bot key for `token`; without one, the only configured token's key."""
         if token is None:
@@ -113,17 +114,21 @@ class FakeMaxApp:
             self._queues.clear()
             self._committed.clear()
 
-    # ---- internals ----------------------------------------------------------------------------------
-    def _wake(self, key: str) -> None:
-        """Wake long polls waiting for `key` (safe from any thread)."""
+    def _wake(self, key: str | None) -> None:
+        """Wake the long polls of bot `key`, or all of them (safe from any thread)."""
         loop = self._loop
         if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._set_waker, key)
+            loop.call_soon_threadsafe(self._set_wakers, key)
 
-    def _set_waker(self, key: str) -> None:
-        event = self._wakers.get(key)
-        if event is not None:
-            event.set()
+    def _set_wakers(self, key: str | None) -> None:
+        for name, event in self._wakers.items():
+            if key is None or name == key:
+                event.set()
+
+    def _release_polls(self) -> None:
+        """Answer every pending long poll now; called before stopping so none holds the server open."""
+        self._closing = True
+        self._wake(None)
 
     def _take_fault(self, kind: str, path: str) -> Json | None:
         """Consume one matching pending fault of `kind`, if any (caller holds the lock)."""
@@ -139,12 +144,7 @@ class FakeMaxApp:
         return bool(token) and (not self.tokens or token in self.tokens)
 
     async def __call__(self, scope: Json, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while (message := await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
-            return
-        if scope["type"] != "http":
+        if scope["type"] != "http":  # served with lifespan="off"; nothing else to answer
             return
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # first request, or served again after a restart: events are per loop
@@ -292,7 +292,7 @@ class FakeMaxApp:
             with self._lock:
                 updates, after = self._batch(key, marker, 100 if limit is None else limit, types)
             remaining = deadline - loop.time()
-            if updates or remaining <= 0:
+            if updates or remaining <= 0 or self._closing:
                 return {"updates": updates, "marker": after}
             try:
                 await asyncio.wait_for(waker.wait(), remaining)

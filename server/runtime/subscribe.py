@@ -18,10 +18,17 @@ class CliError(Exception):
 
 async def bot_credentials(db: Database, bot_id: str) -> tuple[str, str | None]:
     """The stored MAX token and webhook secret of a bot (secrets never leave the server otherwise)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     from server.db.models import BotRow
 
-    async with db.session() as session:
-        bot = await session.get(BotRow, bot_id)
+    try:
+        async with db.session() as session:
+            bot = await session.get(BotRow, bot_id)
+    except (SQLAlchemyError, OSError) as exc:
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CliError(f"cannot read the bots from the database ({first_line}); "
+                       "is it reachable and migrated (botflow db upgrade)?") from None
     if bot is None:
         raise CliError(f"there is no bot {bot_id!r}")
     if not bot.token:

@@ -206,3 +206,15 @@ def test_a_restarted_fake_still_wakes_long_polls() -> None:
             got = httpx.get(fake.url + "/updates", params={"timeout": 5}, headers=AUTH, timeout=10).json()
             assert len(got["updates"]) == 1
             httpx.get(fake.url + "/updates", params={"timeout": 0, "marker": got["marker"]}, headers=AUTH)
+
+
+def test_stopping_answers_pending_long_polls() -> None:
+    answers: list[int] = []
+    with FakeMax(tokens={FAKE_TOKEN}) as fake:
+        poller = threading.Thread(target=lambda: answers.append(
+            httpx.get(fake.url + "/updates", params={"timeout": 60}, headers=AUTH, timeout=90).status_code))
+        poller.start()
+        while not fake.calls:
+            time.sleep(0.01)
+    poller.join(10)
+    assert answers == [200], "the poll was answered (empty) instead of being cut off or held for 60 s"
