@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -75,10 +76,26 @@ def bearer(scope: Scope) -> str | None:
     return None
 
 
+def has_nul(scope: Scope) -> bool:
+    """Whether the path or query carries a NUL, which no id can contain and PostgreSQL cannot store."""
+    return "\x00" in scope.get("path", "") or b"%00" in scope.get("query_string", b"").lower()
+
+
+async def refuse_nul(send: Send) -> None:
+    body = json.dumps({"error": "bad_request", "details": [],
+                       "message": "The address contains a NUL character (%00); remove it."}).encode()
+    await send({"type": "http.response.start", "status": 400,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
 def auth_middleware(app: ASGIApp) -> ASGIApp:
     """Put the caller in scope["user"] (None when anonymous) and how they authenticated in scope["auth"]."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and has_nul(scope):
+            await refuse_nul(send)
+            return
         if scope["type"] == "http":
             user, how = None, None
             path = scope.get("path", "")

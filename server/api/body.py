@@ -155,6 +155,6 @@ def if_match(request: Request) -> list[str] | None:
         tag = tag.strip('"').strip()
         if tag == "*":
             return None
-        if tag:
+        if tag and clean_text(tag):
             tags.append(tag)
     return tags

@@ -6,7 +6,7 @@ from typing import Any
 from litestar import Controller, Request, delete, post
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.api.body import fields, json_body
+from server.api.body import clean_text, fields, json_body
 from server.auth import requires_role
 from server.errors import Unprocessable
 from server.services import sandbox
@@ -16,7 +16,7 @@ MAX_SESSION_ID = 128
 
 
 def session_id(value: Any) -> str:
-    if not isinstance(value, str) or not 1 <= len(value) <= MAX_SESSION_ID:
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_SESSION_ID or not clean_text(value):
         raise Unprocessable(f"session must be a string of 1-{MAX_SESSION_ID} characters naming the sandbox dialog.",
                             details=[{"path": "session", "message": "expected a non-empty string"}])
     return value

@@ -54,7 +54,7 @@ def public(row: BotRow, published_at: Any = None, public_url: str | None = None)
 
 
 async def get_row(session: AsyncSession, bot_id: str) -> BotRow:
-    row = await session.get(BotRow, bot_id)
+    row = await session.get(BotRow, bot_id) if is_slug(bot_id) else None
     if row is None:
         raise NotFound(f"There is no bot '{bot_id}'; GET /api/bots lists the bots.")
     return row

@@ -15,7 +15,7 @@ from flows.model import Flow
 from server.db.models import BotRow, FlowRow, VersionRow, utcnow
 from server.errors import Conflict, Forbidden, NotFound, PreconditionFailed, Unprocessable
 from server.services import audit
-from server.services.common import iso
+from server.services.common import is_slug, iso
 
 
 def new_revision(previous: str | None = None) -> str:
@@ -53,7 +53,8 @@ def title_of(flow: Flow) -> str:
 
 
 async def get_row(session: AsyncSession, flow_id: str) -> FlowRow:
-    row = await session.get(FlowRow, flow_id)
+    # An id that cannot be a slug cannot exist; answering before the query keeps odd bytes away from SQL.
+    row = await session.get(FlowRow, flow_id) if is_slug(flow_id) else None
     if row is None:
         raise NotFound(f"There is no flow '{flow_id}'; GET /api/flows lists the flows.")
     return row
@@ -100,23 +101,26 @@ async def save_draft(session: AsyncSession, flow_id: str, raw: Any, if_match: li
                             details=[{"path": "id", "message": f"must be '{flow_id}'"}])
     text = to_text(flow.document)
     current = await get_row(session, flow_id)
-    old = current.revision
-    if if_match is not None and old not in if_match:
-        raise PreconditionFailed(f"The draft changed since revision {', '.join(if_match)}; it is now {old}. "
-                                 "Reload it, reapply your change and send the new revision in If-Match.")
-    revision = new_revision(old)
-    # The WHERE on the old revision makes check-and-write one atomic statement: of two saves from the
-    # same revision exactly one matches a row.
+    previous = current.revision
+    revision = new_revision(previous)
+    # The revision check is the UPDATE's own WHERE, so check-and-write is one atomic statement: of two
+    # saves from the same revision exactly one matches the row, the other changes nothing.
+    statement = update(FlowRow).where(FlowRow.id == flow_id)
+    if if_match is not None:
+        statement = statement.where(FlowRow.revision.in_(if_match or [""]))
     result = await session.execute(
-        update(FlowRow).where(FlowRow.id == flow_id, FlowRow.revision == old)
-        .values(document=text, title=title_of(flow), revision=revision, updated_at=utcnow(), updated_by=actor)
-        .execution_options(synchronize_session=False)
-    )
+        statement.values(document=text, title=title_of(flow), revision=revision, updated_at=utcnow(),
+                         updated_by=actor).execution_options(synchronize_session=False))
     if result.rowcount != 1:
         await session.rollback()
-        raise PreconditionFailed("Someone else saved this draft at the same moment; "
-                                 "reload it and send the new revision in If-Match.")
-    audit.record(session, actor, "flow.save", f"flow:{flow_id}", revision=revision, previous=old)
+        session.expire_all()
+        now = await session.get(FlowRow, flow_id)
+        if now is None:
+            raise NotFound(f"The flow '{flow_id}' was deleted meanwhile.")
+        raise PreconditionFailed(f"The draft changed since revision {', '.join(if_match or ['(none)'])}; "
+                                 f"it is now {now.revision}. Reload it, reapply your change and send the "
+                                 "new revision in If-Match.")
+    audit.record(session, actor, "flow.save", f"flow:{flow_id}", revision=revision, previous=previous)
     await session.commit()
     return revision
 

@@ -67,6 +67,8 @@ async def list_users(session: AsyncSession) -> list[dict[str, Any]]:
 
 
 async def get_user(session: AsyncSession, username: str) -> UserRow:
+    if not USERNAME.fullmatch(username):
+        raise NotFound(f"There is no user '{username}'.")
     row = (await session.execute(select(UserRow).where(UserRow.username == username))).scalar_one_or_none()
     if row is None:
         raise NotFound(f"There is no user '{username}'.")
@@ -85,6 +87,8 @@ async def issue_token(session: AsyncSession, username: str, actor: str | None, l
 
 async def authenticate(session: AsyncSession, username: str, password: str) -> CurrentUser | None:
     """The user whose password this is (for the login form), or None."""
+    if not isinstance(username, str) or not USERNAME.fullmatch(username):
+        return None
     row = (await session.execute(select(UserRow).where(UserRow.username == username))).scalar_one_or_none()
     if row is None or not verify_password(password, row.password_hash):
         return None
