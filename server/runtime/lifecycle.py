@@ -6,8 +6,6 @@ import logging
 import os
 from typing import Any
 
-import httpx
-
 from server.runtime import publish
 from server.runtime.dispatch import Dispatcher
 from server.runtime.keys import Keys
@@ -15,6 +13,7 @@ from server.runtime.max_client import MaxClient
 from server.runtime.outbox import MaxSender, Outbox
 from server.runtime.stores.base import DialogStore, StoreUnavailable
 from server.runtime.timers import Timers
+from server.runtime.transport import make_client
 from server.runtime.versions import Catalog, Notifier, db_loaders
 
 log = logging.getLogger("botflow.runtime")
@@ -40,10 +39,11 @@ class Runtime:
         self.settings = settings
         self.store = make_store(settings.redis_url, db.engine, prefix)
         self.catalog = Catalog(*db_loaders(db.sessionmaker))
-        self.client = MaxClient(settings.max_api_url, rate=settings.max_rate)
+        self.max_http = make_client(timeout=10.0)
+        self.client = MaxClient(settings.max_api_url, rate=settings.max_rate, client=self.max_http)
         self.sender = MaxSender(self.client)
         self.dispatcher = Dispatcher(self.store, self.catalog, self.sender)
-        self.http = httpx.AsyncClient(timeout=10.0)
+        self.http = make_client(timeout=10.0)
         self.timers = Timers(self.dispatcher)
         self.outbox = Outbox(self.store, self.catalog, self.sender, self.http)
         self.notifier = Notifier(settings.redis_url, Keys(prefix).channel, self.catalog) if settings.redis_url else None
@@ -62,6 +62,7 @@ class Runtime:
             await self.notifier.stop()
         await self.http.aclose()
         await self.client.aclose()
+        await self.max_http.aclose()
         await self.store.close()
 
     async def published(self, bot_id: str, flow_id: str, version: int, sessions: str = "keep") -> int:
@@ -85,6 +86,8 @@ class Runtime:
 
 
 async def startup(app: Any) -> None:
+    # One INFO line per outgoing reply is noise at webhook rates; failures are logged by the runtime.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     runtime = Runtime(app.state.settings, app.state.db)
     await runtime.start()
     app.state.runtime = runtime
