@@ -22,6 +22,7 @@ const issues = new IssuesPanel(cy, document.getElementById("issues-list"), docum
 const panel = new SidePanel(document.getElementById("panel"), `/flows/${encodeURIComponent(flowId)}/edit`, store,
   (kind, id) => kind === "settings" || cy.getElementById(kind === "state" ? nodeKey(id) : edgeKey(id)).nonempty());
 let clipboard = null;
+let selectionTimer = null;
 let pastes = 0;
 
 function setStatus(text, kind) {
@@ -123,7 +124,11 @@ const actions = {
   fit: () => cy.animate({ fit: { eles: cy.elements(), padding: 40 } }, { duration: 200 }),
   zoomIn: () => cy.zoom({ level: cy.zoom() * 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
   zoomOut: () => cy.zoom({ level: cy.zoom() / 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
-  settings: () => { cy.elements(":selected").unselect(); panel.show("settings"); },
+  settings: () => {
+    cy.elements(":selected").unselect();
+    clearTimeout(selectionTimer);  // the unselect above must not replace the settings with a hint
+    panel.show("settings");
+  },
 };
 
 function rename(node) {
@@ -166,7 +171,6 @@ cy.on("dragfree", "node", (e) => {
 });
 
 // Selection opens the matching form once the selection settles.
-let selectionTimer = null;
 cy.on("select unselect", () => {
   clearTimeout(selectionTimer);
   selectionTimer = setTimeout(() => {

@@ -16,7 +16,7 @@ export function createGraph(container, { interactive = true } = {}) {
     maxZoom: 3,
     boxSelectionEnabled: interactive,
     autoungrabify: !interactive,
-    selectionType: "additive",
+    selectionType: "single",
     textureOnViewport: false,
     motionBlur: false,
   });
