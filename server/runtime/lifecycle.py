@@ -13,7 +13,7 @@ from server.runtime.max_client import MaxClient
 from server.runtime.outbox import MaxSender, Outbox
 from server.runtime.stores.base import DialogStore, StoreUnavailable
 from server.runtime.timers import Timers
-from server.runtime.transport import make_client
+from server.runtime.transport import LeanClient, make_client
 from server.runtime.versions import Catalog, Notifier, db_loaders
 
 log = logging.getLogger("botflow.runtime")
@@ -39,8 +39,8 @@ class Runtime:
         self.settings = settings
         self.store = make_store(settings.redis_url, db.engine, prefix)
         self.catalog = Catalog(*db_loaders(db.sessionmaker))
-        self.max_http = make_client(timeout=10.0)
-        self.client = MaxClient(settings.max_api_url, rate=settings.max_rate, client=self.max_http)
+        self.max_http = LeanClient(timeout=10.0)
+        self.client = MaxClient(settings.max_api_url, rate=settings.max_rate, client=self.max_http)  # type: ignore[arg-type]
         self.sender = MaxSender(self.client)
         self.dispatcher = Dispatcher(self.store, self.catalog, self.sender)
         self.http = make_client(timeout=10.0)

@@ -8,8 +8,11 @@ idle HTTP/1.1 connections per (scheme, host, port) and costs O(1) per request.
 from __future__ import annotations
 
 import asyncio
+import json
 import ssl
+from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 
@@ -70,36 +73,45 @@ class PooledTransport(httpx.AsyncBaseTransport):
             raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc}") from exc
         return _Conn(reader, writer)
 
+    async def exchange(self, origin: Origin, method: str, payload: bytes, connect_timeout: float | None,
+                       read_timeout: float | None) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """Send one serialised request and read its response on a pooled connection."""
+        idle = self._idle.setdefault(origin, [])
+        while True:
+            reused = bool(idle)
+            conn = idle.pop() if reused else await self._connect(origin, connect_timeout)
+            try:
+                conn.writer.write(payload)
+                response = await asyncio.wait_for(self._response(conn, method), read_timeout)
+            except asyncio.TimeoutError as exc:
+                conn.close()
+                raise httpx.ReadTimeout(f"{method} {origin[1]}:{origin[2]} got no answer in time") from exc
+            except (OSError, asyncio.IncompleteReadError, ValueError, asyncio.LimitOverrunError) as exc:
+                conn.close()
+                if reused and isinstance(exc, (asyncio.IncompleteReadError, ConnectionError)) and not getattr(
+                        exc, "partial", b""):
+                    continue  # the server had closed an idle connection: try a fresh one
+                raise httpx.ReadError(f"{method} {origin[1]}:{origin[2]} failed: {exc!r}") from exc
+            status, headers, content, keep = response
+            if keep and len(idle) < self.max_idle:
+                idle.append(conn)
+            else:
+                conn.close()
+            return status, headers, content
+
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
         origin = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
         timeouts = request.extensions.get("timeout", {})
         body = await request.aread()
         head = [b"%s %s HTTP/1.1\r\n" % (request.method.encode(), url.raw_path)]
-        head += [b"%s: %s\r\n" % (k, v) for k, v in request.headers.raw]
+        # This transport does not decompress, so it asks for plain bodies.
+        head += [b"%s: %s\r\n" % (k, b"identity" if k.lower() == b"accept-encoding" else v)
+                 for k, v in request.headers.raw]
         payload = b"".join(head) + b"\r\n" + body
-        idle = self._idle.setdefault(origin, [])
-        while True:
-            reused = bool(idle)
-            conn = idle.pop() if reused else await self._connect(origin, timeouts.get("connect"))
-            try:
-                conn.writer.write(payload)
-                response = await asyncio.wait_for(self._response(conn, request.method), timeouts.get("read"))
-            except asyncio.TimeoutError as exc:
-                conn.close()
-                raise httpx.ReadTimeout(f"{request.method} {url} got no answer in time", request=request) from exc
-            except (OSError, asyncio.IncompleteReadError, ValueError, asyncio.LimitOverrunError) as exc:
-                conn.close()
-                if reused and isinstance(exc, (asyncio.IncompleteReadError, ConnectionError)) and not getattr(
-                        exc, "partial", b""):
-                    continue  # the server had closed an idle connection: try a fresh one
-                raise httpx.ReadError(f"{request.method} {url} failed: {exc!r}", request=request) from exc
-            status, headers, content, keep = response
-            if keep and len(idle) < self.max_idle:
-                idle.append(conn)
-            else:
-                conn.close()
-            return httpx.Response(status, headers=headers, content=content, request=request)
+        status, headers, content = await self.exchange(origin, request.method, payload, timeouts.get("connect"),
+                                                       timeouts.get("read"))
+        return httpx.Response(status, headers=headers, content=content, request=request)
 
     async def _response(self, conn: _Conn, method: str) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
         while True:
@@ -119,6 +131,70 @@ class PooledTransport(httpx.AsyncBaseTransport):
             for conn in conns:
                 conn.close()
         self._idle.clear()
+
+
+class LeanResponse:
+    """The parts of an httpx.Response that MaxClient reads."""
+
+    __slots__ = ("status_code", "headers", "content")
+
+    def __init__(self, status: int, headers: list[tuple[bytes, bytes]], content: bytes) -> None:
+        self.status_code = status
+        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers}
+        self.content = content
+
+    @property
+    def reason_phrase(self) -> str:
+        try:
+            return HTTPStatus(self.status_code).phrase
+        except ValueError:
+            return ""
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+class LeanClient:
+    """Just `request()` and `aclose()` of httpx.AsyncClient, serialising the request by hand.
+
+    httpx builds URL, header and response models per call, which costs more than the reply itself;
+    MaxClient only needs status, headers and JSON, and catches httpx's exception types, which this raises.
+    """
+
+    def __init__(self, timeout: float = 10.0) -> None:
+        self.timeout = timeout
+        self.pool = PooledTransport()
+        self._origins: dict[str, tuple[Origin, bytes, bytes]] = {}
+
+    def _split(self, url: str) -> tuple[Origin, bytes, bytes]:
+        scheme, rest = url.split("://", 1)
+        netloc, slash, path = rest.partition("/")
+        key = f"{scheme}://{netloc}"
+        known = self._origins.get(key)
+        if known is None:
+            parts = urlsplit(key)
+            port = parts.port or (443 if scheme == "https" else 80)
+            known = ((scheme, parts.hostname or "", port), netloc.encode(), b"")
+            self._origins[key] = known
+        return known[0], known[1], (slash + path).encode() or b"/"
+
+    async def request(self, method: str, url: str, *, params: dict[str, Any] | None = None,
+                      content: bytes | None = None, headers: dict[str, str] | None = None,
+                      timeout: float | None = None) -> LeanResponse:
+        origin, host, path = self._split(url)
+        if params:
+            path += (b"&" if b"?" in path else b"?") + urlencode(params).encode()
+        body = content or b""
+        lines = [b"%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n" % (method.encode(), path, host, len(body))]
+        lines += [f"{k}: {v}\r\n".encode() for k, v in (headers or {}).items()]
+        lines.append(b"\r\n")
+        lines.append(body)
+        wait = self.timeout if timeout is None else timeout
+        status, pairs, data = await self.pool.exchange(origin, method, b"".join(lines), wait, wait)
+        return LeanResponse(status, pairs, data)
+
+    async def aclose(self) -> None:
+        await self.pool.aclose()
 
 
 def make_client(timeout: float = 10.0, **kwargs: Any) -> httpx.AsyncClient:
