@@ -1,7 +1,7 @@
 """The JSON API: one controller per resource."""
 from __future__ import annotations
 
-from server.api import health
+from server.api import audit, health
 from server.api.bots import BotController
 from server.api.flows import FlowController
 from server.api.simulate import SimulateController
@@ -9,4 +9,4 @@ from server.api.users import UserController
 from server.api.versions import VersionController
 
 ROUTES: list = [*health.ROUTES, FlowController, VersionController, SimulateController, BotController,
-                UserController]
+                UserController, *audit.ROUTES]

@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.api.body import fields, json_body
 from server.api.flows import actor
+from server.api.params import DbSession, PathStr
 from server.auth import requires_role
 from server.errors import Unprocessable
 from server.services import bots as bot_service
@@ -51,7 +52,7 @@ class BotController(Controller):
 
     @post("/", guards=[requires_role("admin")], status_code=201,
           summary="Create a bot; token and webhook secret are stored, never returned")
-    async def create(self, request: Request, db_session: AsyncSession) -> Response:
+    async def create(self, request: Request, db_session: DbSession) -> Response:
         body = fields(await json_body(request), BOT_FIELDS)
         row = await bot_service.create_bot(db_session, body, actor(request))
         await bot_changed(request, row.id)
@@ -63,24 +64,24 @@ class BotController(Controller):
         return Response(answer, status_code=201, headers={"Location": f"/api/bots/{row.id}"})
 
     @get("/", guards=[requires_role("viewer")], summary="Bots with what they serve (secrets masked)")
-    async def list_bots(self, request: Request, db_session: AsyncSession) -> list[dict[str, Any]]:
+    async def list_bots(self, request: Request, db_session: DbSession) -> list[dict[str, Any]]:
         return await bot_service.list_bots(db_session, request.app.state.settings.public_url)
 
     @get("/{bot_id:str}", guards=[requires_role("viewer")], summary="One bot (secrets masked)")
-    async def read(self, bot_id: str, request: Request, db_session: AsyncSession) -> dict[str, Any]:
+    async def read(self, bot_id: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
         return await bot_service.get_bot(db_session, bot_id, request.app.state.settings.public_url)
 
     @patch("/{bot_id:str}", guards=[requires_role("admin")], summary="Change title, token or webhook secret")
-    async def change(self, bot_id: str, request: Request, db_session: AsyncSession) -> dict[str, Any]:
+    async def change(self, bot_id: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
         return await change_bot(bot_id, request, db_session)
 
     @put("/{bot_id:str}", guards=[requires_role("admin")], summary="Same as PATCH: change bot settings")
-    async def replace(self, bot_id: str, request: Request, db_session: AsyncSession) -> dict[str, Any]:
+    async def replace(self, bot_id: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
         return await change_bot(bot_id, request, db_session)
 
     @post("/{bot_id:str}/publish", guards=[requires_role("publisher")], status_code=200,
           summary="Serve a version from now on; sessions keep | migrate | reset")
-    async def publish(self, bot_id: str, request: Request, db_session: AsyncSession) -> dict[str, Any]:
+    async def publish(self, bot_id: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
         body = fields(await json_body(request), {
             "flow": (str, True), "version": ((int, type(None)), False), "sessions": ((str, type(None)), False)})
         version = body.get("version")
@@ -94,5 +95,5 @@ class BotController(Controller):
 
     @get("/{bot_id:str}/publications", guards=[requires_role("viewer")],
          summary="Publication history, newest first")
-    async def publications(self, bot_id: str, db_session: AsyncSession) -> list[dict[str, Any]]:
+    async def publications(self, bot_id: PathStr, db_session: DbSession) -> list[dict[str, Any]]:
         return await publishing.publications(db_session, bot_id)

@@ -4,11 +4,11 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, Request, Response, delete, get, post, put
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from flows.export import EXPORT_FORMATS, export
 from flows.validate import validation_result
 from server.api.body import document_body, if_match
+from server.api.params import DbSession, PathStr
 from server.auth import requires_role
 from server.errors import BadRequest, PreconditionRequired
 from server.services import flows as flow_service
@@ -32,24 +32,24 @@ class FlowController(Controller):
 
     @post("/", guards=[requires_role("editor")], summary="Create a flow from a JSON or YAML document",
           status_code=201)
-    async def create(self, request: Request, db_session: AsyncSession) -> Response:
+    async def create(self, request: Request, db_session: DbSession) -> Response:
         raw = await document_body(request)
         row = await flow_service.create_flow(db_session, raw, actor(request))
         headers = {**etag(row.revision), "Location": f"/api/flows/{row.id}"}
         return Response({"id": row.id, "revision": row.revision}, status_code=201, headers=headers)
 
     @get("/", guards=[requires_role("viewer")], summary="List flows with revision, latest version, bots")
-    async def list_flows(self, db_session: AsyncSession) -> list[dict[str, Any]]:
+    async def list_flows(self, db_session: DbSession) -> list[dict[str, Any]]:
         return await flow_service.list_flows(db_session)
 
     @get("/{flow_id:str}", guards=[requires_role("viewer")], summary="The draft document, with its ETag")
-    async def read(self, flow_id: str, db_session: AsyncSession) -> Response:
+    async def read(self, flow_id: PathStr, db_session: DbSession) -> Response:
         document, revision = await flow_service.get_draft(db_session, flow_id)
         return Response(document, headers=etag(revision))
 
     @put("/{flow_id:str}", guards=[requires_role("editor")],
          summary="Replace the draft; needs If-Match with the current revision")
-    async def replace(self, flow_id: str, request: Request, db_session: AsyncSession) -> Response:
+    async def replace(self, flow_id: PathStr, request: Request, db_session: DbSession) -> Response:
         if "if-match" not in request.headers:
             raise PreconditionRequired(
                 f'Send If-Match: "<revision>" with the revision you edited (the ETag of GET /api/flows/{flow_id}); '
@@ -62,25 +62,25 @@ class FlowController(Controller):
 
     @delete("/{flow_id:str}", guards=[requires_role("editor")], status_code=204,
             summary="Delete a flow and its versions (409 while a bot serves it)")
-    async def remove(self, flow_id: str, request: Request, db_session: AsyncSession) -> None:
+    async def remove(self, flow_id: PathStr, request: Request, db_session: DbSession) -> None:
         user = request.scope.get("user")
         await flow_service.delete_flow(db_session, flow_id, user.role if user else None, actor(request),
                                        if_match(request))
 
     @get("/{flow_id:str}/validation", guards=[requires_role("viewer")], summary="Validation issues of the draft")
-    async def validation(self, flow_id: str, db_session: AsyncSession) -> dict[str, Any]:
+    async def validation(self, flow_id: PathStr, db_session: DbSession) -> dict[str, Any]:
         document, _ = await flow_service.get_draft(db_session, flow_id)
         return validation_result(flow_service.draft_flow(document))
 
     @get("/{flow_id:str}/diff", guards=[requires_role("viewer")],
          summary="Semantic diff between two versions or a version and the draft")
-    async def diff(self, flow_id: str, request: Request, db_session: AsyncSession) -> dict[str, Any]:
+    async def diff(self, flow_id: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
         params = request.query_params
         return await version_service.diff_refs(db_session, flow_id, params.get("from"), params.get("to"))
 
     @get("/{flow_id:str}/export", guards=[requires_role("viewer")],
          summary="Export the draft (or ?version=n) as json, yaml, mermaid, dot or scxml")
-    async def export(self, flow_id: str, request: Request, db_session: AsyncSession) -> Response:
+    async def export(self, flow_id: PathStr, request: Request, db_session: DbSession) -> Response:
         fmt = request.query_params.get("format") or "json"
         if fmt not in EXPORT_FORMATS:
             raise BadRequest(f"Unknown export format '{fmt}'; use one of {', '.join(EXPORT_FORMATS)}.",

@@ -4,9 +4,9 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, Request, delete, post
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.api.body import clean_text, fields, json_body
+from server.api.params import DbSession, PathStr
 from server.auth import requires_role
 from server.errors import Unprocessable
 from server.services import sandbox
@@ -30,7 +30,7 @@ class SimulateController(Controller):
 
     @post("/", guards=[requires_role("editor")], status_code=200,
           summary="One update to a sandbox dialog of the draft or a version")
-    async def simulate(self, flow_id: str, request: Request, db_session: AsyncSession) -> dict[str, Any]:
+    async def simulate(self, flow_id: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
         body = fields(await json_body(request), {
             "session": (str, True), "update": (dict, True), "source": ((str, int, type(None)), False)})
         await get_row(db_session, flow_id)
@@ -39,6 +39,6 @@ class SimulateController(Controller):
 
     @delete("/{session:str}", guards=[requires_role("editor")], status_code=204,
             summary="Forget a sandbox dialog and its clock")
-    async def reset(self, flow_id: str, session: str, db_session: AsyncSession) -> None:
+    async def reset(self, flow_id: PathStr, session: PathStr, db_session: DbSession) -> None:
         await get_row(db_session, flow_id)
         await sandbox.reset(db_session, flow_id, session_id(session))

@@ -5,10 +5,10 @@ import json
 from typing import Any
 
 from litestar import Controller, Request, Response, get, post
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.api.body import fields, json_body
 from server.api.flows import actor
+from server.api.params import DbSession, PathStr
 from server.auth import requires_role
 from server.errors import Unprocessable
 from server.services import versions as version_service
@@ -24,7 +24,7 @@ class VersionController(Controller):
 
     @post("/", guards=[requires_role("publisher")], status_code=201,
           summary="Freeze the draft (201 new version, 200 when an identical version exists)")
-    async def freeze(self, flow_id: str, request: Request, db_session: AsyncSession) -> Response:
+    async def freeze(self, flow_id: PathStr, request: Request, db_session: DbSession) -> Response:
         body = fields(await json_body(request, required=False), {"note": ((str, type(None)), False)})
         note = body.get("note") or ""
         if len(note) > MAX_NOTE:
@@ -36,17 +36,17 @@ class VersionController(Controller):
         return Response(body_out, status_code=201 if created else 200, headers=headers)
 
     @get("/", guards=[requires_role("viewer")], summary="Versions, oldest first")
-    async def list_versions(self, flow_id: str, db_session: AsyncSession) -> list[dict[str, Any]]:
+    async def list_versions(self, flow_id: PathStr, db_session: DbSession) -> list[dict[str, Any]]:
         return await version_service.list_versions(db_session, flow_id)
 
     @get("/{number:str}", guards=[requires_role("viewer")], summary="A frozen document")
-    async def read(self, flow_id: str, number: str, db_session: AsyncSession) -> Response:
+    async def read(self, flow_id: PathStr, number: PathStr, db_session: DbSession) -> Response:
         row = await version_service.get_version(db_session, flow_id, version_service.parse_number(number, flow_id))
         headers = {"ETag": f'"{row.hash}"', "X-Botflow-Version": str(row.number)}
         return Response(json.loads(row.document), headers=headers)
 
     @get("/{number:str}/validation", guards=[requires_role("viewer")],
          summary="The validation result recorded when the version was frozen")
-    async def validation(self, flow_id: str, number: str, db_session: AsyncSession) -> dict[str, Any]:
+    async def validation(self, flow_id: PathStr, number: PathStr, db_session: DbSession) -> dict[str, Any]:
         row = await version_service.get_version(db_session, flow_id, version_service.parse_number(number, flow_id))
         return json.loads(row.validation)

@@ -102,6 +102,31 @@ async def set_password(session: AsyncSession, username: str, password: str, acto
     await session.commit()
 
 
+async def update_user(session: AsyncSession, username: str, role: str | None, password: str | None,
+                      actor: str | None) -> dict[str, Any]:
+    """Change a user's role and/or password."""
+    user = await get_user(session, username)
+    changed = []
+    if role is not None:
+        user.role = check_role(role)
+        changed.append("role")
+    if password is not None:
+        user.password_hash = hash_password(password)
+        changed.append("password")
+    audit.record(session, actor, "user.update", f"user:{username}", fields=changed)
+    await session.commit()
+    return {"username": user.username, "role": user.role, "created_at": iso(user.created_at)}
+
+
+async def delete_user(session: AsyncSession, username: str, actor: str | None) -> None:
+    """Remove a user and every token of theirs."""
+    user = await get_user(session, username)
+    await session.execute(delete(TokenRow).where(TokenRow.user_id == user.id))
+    await session.delete(user)
+    audit.record(session, actor, "user.delete", f"user:{username}")
+    await session.commit()
+
+
 async def ensure_bootstrap(session: AsyncSession, token: str) -> None:
     """Make `token` a valid admin token (BOTFLOW_BOOTSTRAP_TOKEN), replacing the previous bootstrap token."""
     digest = hash_token(token)

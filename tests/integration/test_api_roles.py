@@ -39,6 +39,11 @@ CASES: list[Case] = [
     ("token for someone else", "admin", (201,), lambda r, c: ("POST", "/api/users/bystander/tokens", {})),
     ("token for oneself", "viewer", (201,), lambda r, c: ("POST", f"/api/users/{c['user_' + r]}/tokens", {})),
     ("who am I", "viewer", (200,), lambda r, c: ("GET", "/api/users/me", {})),
+    ("change own password", "viewer", (200,), lambda r, c: (
+        "PATCH", f"/api/users/{c['user_' + r]}", {"json": {"password": "another one"}})),
+    ("change someone's role", "admin", (200,), lambda r, c: ("PATCH", "/api/users/bystander", {"json": {"role": "viewer"}})),
+    ("remove user", "admin", (204,), lambda r, c: ("DELETE", f"/api/users/doomed_{r}", {})),
+    ("audit log", "admin", (200,), lambda r, c: ("GET", "/api/audit", {})),
     ("send event", "editor", (404,), lambda r, c: (
         "POST", "/api/bots/shop/users/42/events", {"json": {"name": "payment", "payload": {}}})),
     ("read dialog", "viewer", (404,), lambda r, c: ("GET", "/api/bots/shop/users/42/session", {})),
@@ -59,6 +64,9 @@ async def prepare(client, admin: dict[str, str]) -> dict[str, Any]:
         await freeze(client, admin, f"dv_{role}")
         await create_flow(client, admin, flow_doc(f"v_{role}"))
     await create_user(client, admin, "viewer", "bystander")
+    for role in ["viewer", *ROLES]:
+        if f"doomed_{role}" not in ctx:
+            ctx[f"doomed_{role}"] = await create_user(client, admin, "viewer", f"doomed_{role}")
     await create_flow(client, admin, flow_doc("reg"))
     await freeze(client, admin, "reg")
     assert (await client.post("/api/bots", json=BOT, headers=admin)).status_code == 201

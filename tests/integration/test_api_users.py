@@ -67,3 +67,32 @@ async def test_401_for_missing_or_bad_tokens(app_client):
         assert response.status_code == 401, headers
         body = response.json()
         assert body["error"] == "unauthorized" and body["message"]
+
+
+async def test_change_and_remove_users(app_client, admin_headers):
+    alice = await create_user(app_client, admin_headers, "viewer", "alice")
+    promoted = await app_client.patch("/api/users/alice", json={"role": "publisher"}, headers=admin_headers)
+    assert promoted.status_code == 200 and promoted.json()["role"] == "publisher"
+    assert (await app_client.get("/api/users/me", headers=alice["headers"])).json()["role"] == "publisher"
+    own = await app_client.patch("/api/users/alice", json={"password": "new password"}, headers=alice["headers"])
+    assert own.status_code == 200
+    self_promotion = await app_client.patch("/api/users/alice", json={"role": "admin"}, headers=alice["headers"])
+    assert self_promotion.status_code == 403
+    assert (await app_client.patch("/api/users/alice", json={"role": "root"}, headers=admin_headers)).status_code == 422
+    assert (await app_client.delete("/api/users/alice", headers=admin_headers)).status_code == 204
+    assert (await app_client.get("/api/users/me", headers=alice["headers"])).status_code == 401
+    assert (await app_client.delete("/api/users/alice", headers=admin_headers)).status_code == 404
+
+
+async def test_audit_log_names_who_did_what(app_client, admin_headers):
+    from tests.integration.api_helpers import create_flow, flow_doc
+
+    editor = await create_user(app_client, admin_headers, "editor", "ed")
+    revision = await create_flow(app_client, editor["headers"], flow_doc("audited"))
+    await app_client.put("/api/flows/audited", json=flow_doc("audited", title="T"),
+                         headers={**editor["headers"], "If-Match": f'"{revision}"'})
+    entries = (await app_client.get("/api/audit?target=flow:audited", headers=admin_headers)).json()
+    assert [(e["actor"], e["action"]) for e in entries] == [("ed", "flow.save"), ("ed", "flow.create")]
+    assert all(e["at"] for e in entries)
+    assert (await app_client.get("/api/audit", headers=editor["headers"])).status_code == 403
+    assert (await app_client.get("/api/audit?limit=0", headers=admin_headers)).status_code == 400
