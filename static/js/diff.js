@@ -1,12 +1,11 @@
-// The versions page: draws a diff (sent by the server as JSON) on a read-only graph.
+// The versions page: draws a diff (sent by the server as JSON in data-graph) on a read-only graph.
 import { createGraph, autoLayout } from "./editor/graph.js";
 
 function draw() {
-  const island = document.getElementById("diff-data");
   const container = document.getElementById("diff-canvas");
-  if (!island || !container || container.dataset.drawn) return;
+  if (!container || container.dataset.drawn) return;
   container.dataset.drawn = "1";
-  const graph = JSON.parse(island.textContent);
+  const graph = JSON.parse(container.dataset.graph);
   const cy = createGraph(container, { interactive: false });
   const placed = graph.nodes.every((n) => n.position);
   cy.add(graph.nodes.map((n, i) => ({

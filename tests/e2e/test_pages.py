@@ -85,3 +85,55 @@ def test_viewer_sees_the_editor_without_edit_tools(browser, app: App, watch) -> 
     open_editor(page, app.url, "viewed")
     expect(page.locator("[data-action=addState]")).to_have_count(0)
     ctx.close()
+
+
+def test_diff_of_two_versions_drawn_on_the_graph(page: Page, app: App) -> None:
+    doc = json.loads(registration_text())
+    doc["id"] = "diffed"
+    assert app.api("POST", "/api/flows", json=doc).status_code == 201
+    assert app.api("POST", "/api/flows/diffed/versions", json={"note": "first"}).status_code == 201
+    draft = app.api("GET", "/api/flows/diffed")
+    changed = draft.json()
+    changed["states"][1]["say"][0]["text"] = "Ваш телефон?"
+    changed["states"].append({"id": "thanks", "title": "Спасибо", "final": True, "say": [{"text": "Спасибо!"}]})
+    changed["transitions"] = [t for t in changed["transitions"] if t["id"] != "pdn_no"]
+    changed["transitions"].append({"id": "pdn_no", "from": "ask_pdn", "to": "thanks", "on": "else"})
+    changed["transitions"] = [t for t in changed["transitions"] if t["id"] != "pdn_yes_text"]
+    put = app.api("PUT", "/api/flows/diffed", json=changed, headers={"If-Match": draft.headers["ETag"]})
+    assert put.status_code == 200, put.text
+    page.goto(app.url + "/flows/diffed/versions")
+    page.locator("select[name=a]").select_option("1")
+    page.locator("select[name=b]").select_option("draft")
+    page.get_by_role("button", name="Show the differences").click()
+    changes = page.locator(".changes")
+    expect(changes).to_contain_text("added state thanks")
+    expect(changes).to_contain_text("removed transition pdn_yes_text")
+    expect(changes).to_contain_text("changed state ask_phone")
+    expect(changes).to_contain_text("say[0].text")
+    expect(changes).to_contain_text("Ваш телефон?")
+    page.wait_for_function("window.botflowDiff && window.botflowDiff.nodes().length > 0")
+    marks = page.evaluate("""() => Object.fromEntries(window.botflowDiff.elements().map(e =>
+        [e.id(), ['added', 'removed', 'changed'].find(k => e.hasClass('diff-' + k)) || 'same']))""")
+    assert marks["s:thanks"] == "added"
+    assert marks["s:ask_phone"] == "changed"
+    assert marks["t:pdn_yes_text"] == "removed"
+    assert marks["t:pdn_no"] == "changed"
+    assert marks["s:ask_name"] == "same"
+    shoot(page, "versions-diff")
+
+
+def test_bots_page_keeps_secrets_write_only(page: Page, app: App) -> None:
+    page.goto(app.url + "/bots")
+    page.get_by_label("Id", exact=True).fill("support")
+    page.get_by_label("Token", exact=True).fill("tok-supersecret-1")
+    page.get_by_role("button", name="Create").click()
+    page.wait_for_url("**/bots/support")
+    expect(page.locator("#bot-settings")).to_contain_text("Webhook secret: not set")
+    page.get_by_label("New webhook secret").fill("whsec-12345")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#bot-settings")).to_contain_text("webhook_secret.")
+    expect(page.locator("#bot-settings")).to_contain_text("Webhook secret: set")
+    assert "tok-supersecret-1" not in page.content() and "whsec-12345" not in page.content()
+    page.goto(app.url + "/bots")
+    expect(page.locator('tr[data-bot="support"]')).to_contain_text("set")
+    shoot(page, "bots")
