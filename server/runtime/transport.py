@@ -120,8 +120,13 @@ class PooledTransport(httpx.AsyncBaseTransport):
             version, status = lines[0][:8], int(lines[0][9:12])
             if status != 100:
                 break
-        pairs = [tuple(part.strip() for part in line.split(b":", 1)) for line in lines[1:] if b":" in line]
-        index = {k.lower(): v for k, v in pairs}
+        pairs = []
+        index = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            value = value.strip()
+            pairs.append((name, value))
+            index[name.lower()] = value
         content, reusable = await _read_body(conn.reader, index, status, method)
         keep = reusable and version == b"HTTP/1.1" and index.get(b"connection", b"").lower() != b"close"
         return status, pairs, content, keep  # type: ignore[return-value]

@@ -35,6 +35,12 @@ BotLoader = Callable[[str], Awaitable[BotInfo | None]]
 DocumentLoader = Callable[[str, int], Awaitable[dict[str, Any] | None]]
 
 
+def _quiet(task: asyncio.Future[Any]) -> None:
+    """A failed background refresh only means the stale entry is kept a little longer."""
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("refreshing bot settings failed: %s", task.exception())
+
+
 class Catalog:
     """Bot lookups with a short cache; Flow objects compiled once per (flow, version)."""
 
@@ -66,18 +72,23 @@ class Catalog:
             del self._pending[key]
 
     async def bot(self, bot_id: str) -> BotInfo | None:
-        """The bot's settings, at most CACHE_SECONDS old."""
+        """The bot's settings, refreshed every CACHE_SECONDS.
+
+        A stale entry is served while one background load refreshes it, so a slow database never stalls
+        webhooks; only a bot never seen (or just invalidated by a change on this replica) waits for the load.
+        """
         cached = self._bots.get(bot_id)
-        now = self._clock()
-        if cached is not None and cached[1] > now:
+        if cached is not None:
+            if cached[1] <= self._clock() and ("bot", bot_id) not in self._pending:
+                task = asyncio.ensure_future(self._once(("bot", bot_id), lambda: self._fetch_bot(bot_id)))
+                task.add_done_callback(_quiet)
             return cached[0]
+        return await self._once(("bot", bot_id), lambda: self._fetch_bot(bot_id))
 
-        async def fetch() -> BotInfo | None:
-            info = await self._load_bot(bot_id)
-            self._bots[bot_id] = (info, self._clock() + CACHE_SECONDS)
-            return info
-
-        return await self._once(("bot", bot_id), fetch)
+    async def _fetch_bot(self, bot_id: str) -> BotInfo | None:
+        info = await self._load_bot(bot_id)
+        self._bots[bot_id] = (info, self._clock() + CACHE_SECONDS)
+        return info
 
     async def flow(self, flow_id: str, version: int | None) -> Flow | None:
         """The compiled frozen version; versions never change, so it is kept for the process's life."""
