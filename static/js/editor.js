@@ -89,9 +89,13 @@ function deleteSelection() {
   panel.show("none");
 }
 
+/** The middle of the view, moved down past any state already there so the new one is not hidden. */
 function viewCentre() {
   const ext = cy.extent();
-  return { x: (ext.x1 + ext.x2) / 2, y: (ext.y1 + ext.y2) / 2 };
+  const pos = { x: (ext.x1 + ext.x2) / 2, y: (ext.y1 + ext.y2) / 2 };
+  const covers = (n) => { const b = n.boundingBox(); return pos.x > b.x1 - 80 && pos.x < b.x2 + 80 && pos.y > b.y1 - 30 && pos.y < b.y2 + 30; };
+  for (let i = 0; i < 50 && cy.nodes().some(covers); i += 1) pos.y += 70;
+  return pos;
 }
 
 const actions = {
