@@ -50,12 +50,12 @@ class FlowController(Controller):
     @put("/{flow_id:str}", guards=[requires_role("editor")],
          summary="Replace the draft; needs If-Match with the current revision")
     async def replace(self, flow_id: PathStr, request: Request, db_session: DbSession) -> Response:
+        await flow_service.get_row(db_session, flow_id)
         if "if-match" not in request.headers:
             raise PreconditionRequired(
                 f'Send If-Match: "<revision>" with the revision you edited (the ETag of GET /api/flows/{flow_id}); '
                 "this keeps two editors from overwriting each other.")
         expected = if_match(request)
-        await flow_service.get_row(db_session, flow_id)
         raw = await document_body(request)
         revision = await flow_service.save_draft(db_session, flow_id, raw, expected, actor(request))
         return Response({"id": flow_id, "revision": revision}, headers=etag(revision))

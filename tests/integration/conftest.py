@@ -122,11 +122,13 @@ def bootstrap_token() -> str:
 
 @pytest.fixture
 def make_app(database_url: str, bootstrap_token: str) -> Callable[..., Litestar]:
-    """`make_app(**settings_overrides)`: an app on this test's database with the bootstrap admin token."""
+    """`make_app({"max_body": 10})` or `make_app(max_body=10)`: an app on this test's database with the
+    bootstrap admin token; start it with `async with AsyncTestClient(app=...)`."""
 
-    def factory(**overrides: Any) -> Litestar:
+    def factory(settings_overrides: dict[str, Any] | None = None, **overrides: Any) -> Litestar:
         values: dict[str, Any] = {"database_url": database_url, "bootstrap_token": bootstrap_token,
                                   "secret_key": "integration-test-secret"}
+        values.update(settings_overrides or {})
         values.update(overrides)
         return create_app(Settings(**values))
 
