@@ -179,3 +179,14 @@ class Receiver:
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(5)
+
+
+@pytest.fixture
+def pg_fresh_url() -> Iterator[str]:
+    """A PostgreSQL database for one test (the app migrates it at start-up), dropped afterwards."""
+    name = f"bf_rt_{RUN_ID}_{uuid.uuid4().hex[:6]}"
+    in_thread(asyncio.run, _admin(f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        in_thread(asyncio.run, _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))

@@ -1,4 +1,4 @@
-"""The registration dialog end to end over MAX webhooks, on Redis and on the SQL store."""
+"""The registration dialog end to end over MAX webhooks, on Redis and on the SQL store (SQLite, PostgreSQL)."""
 from __future__ import annotations
 
 import asyncio
@@ -7,18 +7,19 @@ import pytest
 
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
 from tests.integration.runtime_app import Harness, msg, press, registration, running, started, texts
-from tests.integration.runtime_support import REDIS_URL, redis_prefix, sqlite_url  # noqa: F401
+from tests.integration.runtime_support import REDIS_URL, pg_fresh_url, redis_prefix, sqlite_url  # noqa: F401
 
 BOT = "regbot"
 
 
-@pytest.fixture(params=["redis", "sql"])
-async def harness(request, sqlite_url: str, fake_max: FakeMax, monkeypatch) -> Harness:  # noqa: F811
+@pytest.fixture(params=["redis", "sqlite", "postgres"])
+async def harness(request, fake_max: FakeMax, monkeypatch) -> Harness:  # noqa: F811
     redis_url = None
     if request.param == "redis":
         monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", request.getfixturevalue("redis_prefix"))
         redis_url = REDIS_URL
-    async with running(sqlite_url, fake_max.url, redis_url) as h:
+    database = request.getfixturevalue("pg_fresh_url" if request.param == "postgres" else "sqlite_url")
+    async with running(database, fake_max.url, redis_url) as h:
         await h.bot(BOT)
         await h.publish(BOT, registration())
         yield h
