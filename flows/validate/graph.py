@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from flows.model import Flow, State, Transition
+from flows.model import Flow, State
 
 
 def build_graph(flow: Flow) -> nx.MultiDiGraph:
@@ -12,29 +12,31 @@ def build_graph(flow: Flow) -> nx.MultiDiGraph:
     An edge needs both ends to exist and a non-final source: entering a final state ends the dialog,
     so transitions out of it never fire (`final_has_exit` reports them) and must not make anything
     reachable. Every trigger kind is an edge, `timeout` and `invalid` included. Transitions that can
-    never fire for other reasons stay in: they are reported on themselves, so one mistake is one issue.
+    never fire for other reasons stay in (reachability must not cascade from one mistake, which is
+    reported on the transition itself); the data-flow analysis skips them (`dead_transitions`).
     Edge keys are the transition's position in the document, so duplicate ids still get their own edge;
     the edge attribute `transition` holds the Transition.
     """
+    first: dict[str, State] = {}
+    for state in flow.states:
+        first.setdefault(state.id, state)
     graph = nx.MultiDiGraph()
-    for state in states(flow):
-        graph.add_node(state.id, state=state)
-    graph.add_edges_from(
-        (tr.source, tr.target, index, {"transition": tr})
-        for index, tr in enumerate(flow.transitions)
-        if _moves(flow, tr)
-    )
+    graph.add_nodes_from((state_id, {"state": state}) for state_id, state in first.items())
+    graph.graph["states"] = list(first.values())
+    moving = {state_id for state_id, state in first.items() if not state.final}
+    add = graph.add_edge  # one call per edge is faster than add_edges_from's per-item checks
+    for index, tr in enumerate(flow.transitions):
+        if tr.source in moving and tr.target in first:
+            add(tr.source, tr.target, index, transition=tr)
     return graph
 
 
-def _moves(flow: Flow, tr: Transition) -> bool:
-    source = flow.state(tr.source)
-    return source is not None and not source.final and flow.has_state(tr.target)
-
-
-def states(flow: Flow) -> list[State]:
+def states(flow: Flow, graph: nx.MultiDiGraph) -> list[State]:
     """The states the flow runs with, in document order: for a duplicate id, the first one."""
-    return [state for state in flow.states if flow.state(state.id) is state]
+    cached = graph.graph.get("states")
+    if cached is None:
+        cached = graph.graph["states"] = [state for _, state in graph.nodes(data="state")]
+    return cached
 
 
 def start_known(flow: Flow) -> bool:
@@ -62,7 +64,7 @@ def finishing(flow: Flow, graph: nx.MultiDiGraph) -> frozenset[str]:
     """States from which some final state can be reached (final states included)."""
     cached = graph.graph.get("finishing")
     if cached is None:
-        finals = [state.id for state in states(flow) if state.final]
+        finals = [state.id for state in states(flow, graph) if state.final]
         if finals:
             layers = nx.bfs_layers(graph.reverse(copy=False), finals)
             cached = frozenset(node for layer in layers for node in layer)

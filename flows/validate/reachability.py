@@ -22,7 +22,7 @@ def check_unreachable_state(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
               f'State "{state.id}" cannot be reached from the start state "{flow.start}". Add a transition'
               " into it from a reachable state, or delete it.",
               states=[state.id])
-        for state in states(flow) if state.id not in seen
+        for state in states(flow, graph) if state.id not in seen
     ]
 
 
@@ -33,7 +33,7 @@ def check_dead_end(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
               f'State "{state.id}" is not final but has no transition out, so a dialog that gets there is'
               ' stuck. Add a transition from it, or mark it "final": true.',
               states=[state.id])
-        for state in states(flow) if not state.final and not flow.outgoing(state.id)
+        for state in states(flow, graph) if not state.final and not flow.outgoing(state.id)
     ]
 
 
@@ -46,9 +46,9 @@ def check_no_path_to_final(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
     """
     seen = reachable(flow, graph)
     done = finishing(flow, graph)
-    any_final = any(state.final for state in states(flow))
+    any_final = any(state.final for state in states(flow, graph))
     found: list[Issue] = []
-    for state in states(flow):
+    for state in states(flow, graph):
         if state.final or state.id in done or state.id not in seen or not flow.outgoing(state.id):
             continue
         if not any_final:
@@ -67,13 +67,15 @@ def check_no_path_to_final(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
 def check_final_has_exit(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
     """A final state with outgoing transitions: the dialog ends on entry, so they never fire."""
     found: list[Issue] = []
-    for state in states(flow):
-        exits = [tr.id for tr in flow.outgoing(state.id)]
-        if state.final and exits:
+    for state in states(flow, graph):
+        exits = [tr.id for tr in flow.outgoing(state.id)] if state.final else None
+        if exits:
             found.append(issue(
                 "final_has_exit",
-                f'State "{state.id}" is final, so the dialog ends there and its transitions {names(exits)}'
-                ' never fire. Remove them, or make the state non-final.',
+                f'State "{state.id}" is final, so the dialog ends there and its'
+                f' {"transition" if len(exits) == 1 else "transitions"} {names(exits)}'
+                f' never {"fires" if len(exits) == 1 else "fire"}. Remove {"it" if len(exits) == 1 else "them"},'
+                " or make the state non-final.",
                 states=[state.id], transitions=exits,
             ))
     return found
@@ -89,7 +91,7 @@ def check_missing_cancel(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
         return []
     seen = reachable(flow, graph)
     found: list[Issue] = []
-    for state in states(flow):
+    for state in states(flow, graph):
         if state.final or state.id not in seen:
             continue
         if any(_ends(flow, tr.target) for tr in flow.outgoing(state.id) if tr.on in ("text", "button")):

@@ -7,7 +7,6 @@ from collections import Counter
 import networkx as nx
 
 from flows.model import Flow
-from flows.validate.graph import states
 from flows.validate.issue import Issue, issue, names
 
 
@@ -22,18 +21,20 @@ def check_no_start(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
 
 def check_unknown_state(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
     """`start` or a transition's `from`/`to` names a state that does not exist: one issue per missing id."""
+    known = graph.nodes  # every state id
     from_start: set[str] = set()
     referrers: dict[str, list[str]] = {}
-    if flow.start and flow.start.strip() and not flow.has_state(flow.start):
+    if flow.start and flow.start.strip() and flow.start not in known:
         from_start.add(flow.start)
         referrers[flow.start] = []
     for tr in flow.transitions:
+        if tr.source in known and tr.target in known:
+            continue
         for end in (tr.source, tr.target):
-            if not flow.has_state(end):
+            if end not in known:
                 referrers.setdefault(end, [])
                 if tr.id not in referrers[end]:
                     referrers[end].append(tr.id)
-    known = [state.id for state in states(flow)]
     found: list[Issue] = []
     for missing, transitions in referrers.items():
         who = []
@@ -43,7 +44,7 @@ def check_unknown_state(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
             who.append(("transition " if len(transitions) == 1 else "transitions ") + names(transitions))
         verb = "names" if len(who) == 1 and len(transitions) < 2 else "name"
         # Suggestions cost a scan of every id each; a handful of typos is what a person fixes at once.
-        close = difflib.get_close_matches(missing, known, n=1, cutoff=0.6) if len(found) < 10 else []
+        close = difflib.get_close_matches(missing, list(known), n=1, cutoff=0.6) if len(found) < 10 else []
         hint = f' (did you mean "{close[0]}"?)' if close else ""
         found.append(issue(
             "unknown_state",
@@ -57,6 +58,8 @@ def check_unknown_state(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
 def check_duplicate_id(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
     """Two states, or two transitions, share an id: one issue per repeated id."""
     found: list[Issue] = []
+    if len(graph) == len(flow.states) and len({tr.id for tr in flow.transitions}) == len(flow.transitions):
+        return found
     state_counts = Counter(state.id for state in flow.states)
     for state_id, count in state_counts.items():
         if count > 1:

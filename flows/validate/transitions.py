@@ -22,15 +22,39 @@ def check_ambiguous_transition(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue
     earlier transition first. Transitions out of final states never fire and are left to
     `final_has_exit`.
     """
-    found: list[Issue] = []
-    for state in states(flow):
-        if not state.final:
-            found.extend(_shadowed_in(state, flow.outgoing(state.id)))
-    return found
+    return [found for found, _ in _shadowed(flow, graph)]
 
 
-def _shadowed_in(state: State, outgoing: tuple[Transition, ...]) -> list[Issue]:
-    found: list[Issue] = []
+def _shadowed(flow: Flow, graph: nx.MultiDiGraph) -> list[tuple[Issue, Transition]]:
+    """Each ambiguity with the transition that can never fire; computed once per graph."""
+    cached = graph.graph.get("shadowed")
+    if cached is None:
+        cached = []
+        for state in states(flow, graph):
+            outgoing = flow.outgoing(state.id)
+            # Only a transition with the same trigger can shadow another.
+            if len(outgoing) > 1 and not state.final and len({tr.on for tr in outgoing}) < len(outgoing):
+                cached.extend(_shadowed_in(state, outgoing))
+        graph.graph["shadowed"] = cached
+    return cached
+
+
+def dead_transitions(flow: Flow, graph: nx.MultiDiGraph) -> frozenset[int]:
+    """`id()`s of the transitions that can never fire: shadowed, or ruled out by the evaluation order.
+
+    The data-flow analysis ignores them (no data moves along them); reachability keeps them, so a
+    mistake in one transition is reported once, on that transition.
+    """
+    cached = graph.graph.get("dead")
+    if cached is None:
+        cached = frozenset([id(tr) for _, tr in _shadowed(flow, graph)]
+                           + [id(tr) for _, tr, whole in _ruled_out(flow, graph) if whole])
+        graph.graph["dead"] = cached
+    return cached
+
+
+def _shadowed_in(state: State, outgoing: tuple[Transition, ...]) -> list[tuple[Issue, Transition]]:
+    found: list[tuple[Issue, Transition]] = []
     by_payload: dict[tuple[str, str | None], Transition] = {}
     by_entry: dict[str, list[tuple[Transition, frozenset[str]]]] = {}
     by_pattern: dict[str, Transition] = {}
@@ -64,12 +88,12 @@ def _shadowed_in(state: State, outgoing: tuple[Transition, ...]) -> list[Issue]:
             earlier = first.get("timeout")
             first.setdefault("timeout", tr)
             if earlier is not None:
-                found.append(issue(
+                found.append((issue(
                     "ambiguous_transition",
                     f'State "{state.id}" has more than one timeout transition: "{tr.id}" comes after'
                     f' "{earlier.id}", and a state may have only one. Merge them into one transition.',
                     states=[state.id], transitions=[earlier.id, tr.id],
-                ))
+                ), tr))
             continue
         else:  # input, invalid, else: one unconditional transition takes every such update
             earlier = first.get(tr.on)
@@ -78,13 +102,13 @@ def _shadowed_in(state: State, outgoing: tuple[Transition, ...]) -> list[Issue]:
             if earlier is None and not tr.conditions:
                 first[tr.on] = tr
         if earlier is not None:
-            found.append(issue(
+            found.append((issue(
                 "ambiguous_transition",
                 f'Transition "{tr.id}" from state "{state.id}" can never fire: the earlier transition'
                 f' "{earlier.id}" has no "if" and takes all {what} first. Remove "{tr.id}", move it'
                 f' above "{earlier.id}", or give "{earlier.id}" a condition.',
                 states=[state.id], transitions=[earlier.id, tr.id],
-            ))
+            ), tr))
     return found
 
 
@@ -110,18 +134,30 @@ def check_unreachable_transition(flow: Flow, graph: nx.MultiDiGraph) -> list[Iss
     that has no input (or, for `invalid`, no `max_attempts`); a `text` match or `button` payload
     equal to an enabled global command's match (commands win and also match payloads).
     """
+    return [found for found, _, _ in _ruled_out(flow, graph)]
+
+
+def _ruled_out(flow: Flow, graph: nx.MultiDiGraph) -> list[tuple[Issue, Transition, bool]]:
+    """Each such issue, its transition, and whether it never fires at all; computed once per graph."""
+    cached = graph.graph.get("ruled_out")
+    if cached is not None:
+        return cached
     commands = _command_matches(flow)
-    found: list[Issue] = []
-    for state in states(flow):
+    cached = []
+    for state in states(flow, graph):
         if state.final:
             continue
         for tr in flow.outgoing(state.id):
-            why = _never_fires(state, tr, commands)
+            why, whole = _never_fires(state, tr, commands) if tr.on in _SUSPECT else ("", False)
             if why:
-                found.append(issue("unreachable_transition",
-                                   f'Transition "{tr.id}" from state "{state.id}" {why}',
-                                   states=[state.id], transitions=[tr.id]))
-    return found
+                cached.append((issue("unreachable_transition", f'Transition "{tr.id}" from state "{state.id}" {why}',
+                                     states=[state.id], transitions=[tr.id]), tr, whole))
+    graph.graph["ruled_out"] = cached
+    return cached
+
+
+# Triggers `_never_fires` can say something about; events, timeouts and attachments can always fire.
+_SUSPECT = frozenset({"else", "input", "invalid", "text", "button"})
 
 
 def _command_matches(flow: Flow) -> dict[str, str]:
@@ -134,16 +170,16 @@ def _command_matches(flow: Flow) -> dict[str, str]:
     return found
 
 
-def _never_fires(state: State, tr: Transition, commands: dict[str, str]) -> str:
-    """Why `tr` can never fire (a sentence ending with what to do), or ''."""
+def _never_fires(state: State, tr: Transition, commands: dict[str, str]) -> tuple[str, bool]:
+    """Why `tr` cannot fire (at all, or for some texts) as a sentence, and whether it never fires at all."""
     if tr.on == "else" and state.input is not None:
         return ("can never fire: the state waits for input, so every message is treated as input. Use an"
-                ' "input" transition, an "invalid" transition with max_attempts, or remove it.')
+                ' "input" transition, an "invalid" transition with max_attempts, or remove it.'), True
     if tr.on == "input" and state.input is None:
-        return 'can never fire: the state has no "input". Add one to the state, or change the trigger.'
+        return 'can never fire: the state has no "input". Add one to the state, or change the trigger.', True
     if tr.on == "invalid" and (state.input is None or state.input.max_attempts is None):
         return ('can never fire: "invalid" needs the state\'s input to set max_attempts. Set it, or remove'
-                " the transition.")
+                " the transition."), True
     if tr.on == "text":
         taken = [entry for entry in tr.match if norm(entry) in commands]
         if taken:
@@ -151,9 +187,9 @@ def _never_fires(state: State, tr: Transition, commands: dict[str, str]) -> str:
             whole = len(taken) == len(tr.match) and tr.pattern is None
             return (f"{'can never fire' if whole else 'never fires'} for {names(taken)}: the global command"
                     f" {owners} matches {'it' if len(taken) == 1 else 'them'} first. Use other words, or"
-                    " change the command's match.")
+                    " change the command's match."), whole
     if tr.on == "button" and tr.payload is not None and norm(tr.payload) in commands:
         return (f'can never fire: its payload "{tr.payload}" is taken by the global command'
                 f' "{commands[norm(tr.payload)]}" first (commands also match button payloads). Use another'
-                " payload, or change the command's match.")
-    return ""
+                " payload, or change the command's match."), True
+    return "", False

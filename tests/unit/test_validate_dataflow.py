@@ -8,8 +8,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flows.load import load
+from flows.templates import compile_template
 from flows.model import Flow
-from flows.validate import Issue, available_keys, validate
+from flows.validate import Issue, available_keys, build_graph, validate
+from flows.validate.dataflow import placeholders
+from flows.validate.transitions import dead_transitions
 
 
 def make(states: list[dict[str, Any]], transitions: list[dict[str, Any]] = (), **top: Any) -> Flow:
@@ -177,6 +180,16 @@ def test_button_texts_are_templates_but_payloads_are_not() -> None:
     assert [i.message.split(", but")[0] for i in issues(flow)] == ['State "m" shows {label}']
 
 
+def test_transitions_that_never_fire_carry_no_data_and_read_nothing() -> None:
+    flow = make([ask("ask_name", "name"), menu("hub", "Hi {name}"), end("done")],
+                [go("t1", "ask_name", "hub"),
+                 go("t2", "ask_name", "hub", "else", set={"x": "{nothing}"}),  # the state waits for input
+                 go("t3", "hub", "done", "button", payload="go"),
+                 go("t4", "hub", "done", "button", payload="go", **{"if": [{"var": "ghost", "op": "eq", "value": 1}]})])
+    assert [i.code for i in validate(flow)] == ["ambiguous_transition", "unreachable_transition"]
+    assert available_keys(flow)["hub"] == frozenset({"name"})
+
+
 def test_unreachable_states_are_not_read() -> None:
     flow = make([ask("a"), end("done"), end("orphan", "{nothing}")], [go("t1", "a", "done")])
     assert undefined(flow) == []
@@ -190,10 +203,11 @@ def test_no_analysis_without_a_start() -> None:
 
 def _oracle(flow: Flow) -> dict[str, frozenset[str]]:
     """Keys surely set at rest in each reachable state, by searching (state, key-is-set) pairs per key."""
+    dead = dead_transitions(flow, build_graph(flow))
     edges: dict[str, list[tuple[str, set[str], bool]]] = {}
     for tr in flow.transitions:
         source, target = flow.state(tr.source), flow.state(tr.target)
-        if source is None or target is None or source.final:
+        if source is None or target is None or source.final or id(tr) in dead:
             continue
         sets = {key for key, _ in tr.set}
         if tr.on == "input" and source.input is not None and source.input.save_as:
@@ -261,3 +275,10 @@ def small_graphs(draw: st.DrawFn) -> dict[str, Any]:
 def test_fixpoint_matches_a_search_over_every_path(doc: dict[str, Any]) -> None:
     flow = load(doc)
     assert available_keys(flow) == _oracle(flow)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from("{}ab_1 x"), max_size=24))
+def test_placeholders_are_what_the_renderer_reads(text: str) -> None:
+    compiled = compile_template(text)
+    assert placeholders(text) == ([] if isinstance(compiled, str) else list(compiled[1::2]))
