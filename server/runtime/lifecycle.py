@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 from typing import Any
@@ -91,6 +92,10 @@ async def startup(app: Any) -> None:
     runtime = Runtime(app.state.settings, app.state.db)
     await runtime.start()
     app.state.runtime = runtime
+    # Everything loaded at start-up lives as long as the process: keep it out of the collector's scans,
+    # so full collections under webhook load stay short (they otherwise show up as p99 spikes).
+    gc.collect()
+    gc.freeze()
 
 
 async def shutdown(app: Any) -> None:
