@@ -10,6 +10,7 @@ from server.auth import requires_role
 from server.errors import AppError, BadRequest, Conflict, NotFound
 from server.runtime import timeline
 from server.runtime.stores.base import LockLost, StoreUnavailable
+from server.runtime.stores.resp import RedisError
 from server.runtime.versions import BotInfo
 
 USER_PATH = "/api/bots/{bot_id:str}/users/{user_id:str}"
@@ -46,7 +47,7 @@ async def send_event(request: Request, bot_id: str, user_id: str, data: dict[str
     try:
         status, result = await runtime.dispatcher.turn(bot, user_id, Update.event(name, payload),
                                                        require_dialog=True, require_fire=True)
-    except (StoreUnavailable, LockLost) as exc:
+    except (StoreUnavailable, LockLost, RedisError) as exc:
         raise Unavailable(f"Dialog storage is unreachable: {exc}") from exc
     if status == "no_dialog" or (status == "not_fired" and result is None):
         raise NotFound(f"User {user_id} has no dialog with bot {bot_id!r}.")

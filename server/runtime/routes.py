@@ -9,6 +9,7 @@ from litestar import Request, Response, post
 from server.errors import error_body
 from server.runtime.inspect import ROUTES as INSPECT_ROUTES
 from server.runtime.stores.base import LockLost, StoreUnavailable
+from server.runtime.stores.resp import RedisError
 from server.runtime.webhook import BadUpdate, parse_update, secret_ok
 
 log = logging.getLogger("botflow.runtime.webhook")
@@ -43,7 +44,7 @@ async def max_webhook(request: Request, bot_id: str) -> Response:
         return Response(OK_BODY, media_type="application/json")
     try:
         await runtime.dispatcher.handle(bot, incoming)
-    except (StoreUnavailable, LockLost) as exc:
+    except (StoreUnavailable, LockLost, RedisError) as exc:  # RedisError: LOADING, READONLY, OOM...
         log.warning("webhook for %s answered 503: %s", bot_id, exc)
         return _error(503, "unavailable", "Dialog storage is unreachable; the update was not handled, retry.")
     return Response(OK_BODY, media_type="application/json")
