@@ -59,13 +59,19 @@ class Outbox:
 
     async def run(self) -> None:
         """Poll forever; each pass drains what is due."""
+        failing = False
         while True:
             try:
                 await self.pass_once()
+                if failing:
+                    log.warning("outbox runs again")
+                failing = False
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - storage hiccup: try again next pass
-                log.warning("outbox pass failed", exc_info=True)
+                if not failing:  # once per outage, not five times a second
+                    log.warning("outbox pass failed; retrying quietly until it works", exc_info=True)
+                failing = True
             await asyncio.sleep(self.interval)
 
     async def pass_once(self) -> None:

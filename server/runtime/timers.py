@@ -29,13 +29,19 @@ class Timers:
         self._last_sweep = 0.0
 
     async def run(self) -> None:
+        failing = False
         while True:
             try:
                 await self.pass_once()
+                if failing:
+                    log.warning("timers run again")
+                failing = False
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - storage hiccup: the claims come back after their lease
-                log.warning("timer pass failed", exc_info=True)
+                if not failing:  # once per outage, not four times a second
+                    log.warning("timer pass failed; retrying quietly until it works", exc_info=True)
+                failing = True
             await asyncio.sleep(self.interval)
 
     async def pass_once(self) -> int:
