@@ -166,7 +166,8 @@ class _Analysis:
         self.flow, self.graph = flow, graph
         # Only keys something reads need a bit; None tracks every key that is ever set.
         self.bits = bits if bits is not None else {key: 1 << i for i, key in enumerate(sorted(self.ever_set))}
-        self.saves = {node: self.bits.get(_input_key(state)) for node, state in graph.nodes(data="state")}
+        self.saves = {state.id: self.bits[state.input.save_as] for state in states(flow, graph)
+                      if state.input is not None and state.input.save_as in self.bits}
         self.dead = dead_transitions(flow, graph)  # no data moves along a transition that never fires
         self.succ: dict[str, list[tuple[str, int, bool]]] = {}
         dead, effect = self.dead, self.effect
@@ -182,8 +183,8 @@ class _Analysis:
                         edges.append((target, 0, False))
             if edges:
                 self.succ[source] = edges
+        self.entering: dict[str, int] = {}
         self.resting = self._fixpoint()
-        self.entering = self._entering()
 
     @cached_property
     def ever_set(self) -> set[str]:
@@ -199,7 +200,7 @@ class _Analysis:
         for key, _ in tr.set:
             gen |= bits.get(key, 0)
         if tr.on == "input":
-            gen |= self.saves[source] or 0
+            gen |= self.saves.get(source, 0)
         return gen, any(action.type == "clear" for action in tr.actions) if tr.actions else False
 
     def keys_of(self, mask: int) -> list[str]:
@@ -210,11 +211,16 @@ class _Analysis:
         """Keys surely set while resting in each reachable state (after the entering actions).
 
         Sets only shrink from "unknown" (absent), so the worklist terminates; popping in reverse
-        postorder visits predecessors first and settles acyclic parts in one pass.
+        postorder visits predecessors first and settles acyclic parts in one pass. Alongside, it
+        fills `entering`: the keys surely set when a state's `say` is rendered (after `set`, before
+        `clear`). Every edge is last processed with its source's final set, and earlier passes only
+        saw supersets of it, so the running intersection ends exact.
         """
         start, succ = self.flow.start, self.succ
         order = {node: i for i, node in enumerate(_reverse_postorder(start, succ))}
         resting = {start: 0}
+        entering = self.entering
+        entering[start] = 0  # a new dialog enters start with no data
         heap = [(0, start)]
         queued = {start}
         while heap:
@@ -222,7 +228,10 @@ class _Analysis:
             queued.discard(node)
             have = resting[node]
             for target, gen, clear in succ.get(node, ()):
-                out = 0 if clear else have | gen
+                after = have | gen
+                seen = entering.get(target)
+                entering[target] = after if seen is None else seen & after
+                out = 0 if clear else after
                 old = resting.get(target)
                 new = out if old is None else old & out
                 if new != old:
@@ -231,20 +240,6 @@ class _Analysis:
                         queued.add(target)
                         heapq.heappush(heap, (order[target], target))
         return resting
-
-    def _entering(self) -> dict[str, int]:
-        """Keys surely set when a state's `say` is rendered: after `set`, before `clear`."""
-        entering = {self.flow.start: 0}  # a new dialog enters start with no data
-        resting = self.resting
-        for source, edges in self.succ.items():
-            have = resting.get(source)
-            if have is None:
-                continue
-            for target, gen, _ in edges:
-                after = have | gen
-                old = entering.get(target)
-                entering[target] = after if old is None else old & after
-        return entering
 
     def _missing(self, read: tuple[str, ...], have: int) -> list[str]:
         bits = self.bits

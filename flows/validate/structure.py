@@ -7,6 +7,7 @@ from collections import Counter
 import networkx as nx
 
 from flows.model import Flow
+from flows.validate.graph import by_id
 from flows.validate.issue import Issue, issue, names
 
 
@@ -21,7 +22,7 @@ def check_no_start(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
 
 def check_unknown_state(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
     """`start` or a transition's `from`/`to` names a state that does not exist: one issue per missing id."""
-    known = graph.nodes  # every state id
+    known = by_id(graph)
     from_start: set[str] = set()
     referrers: dict[str, list[str]] = {}
     if flow.start and flow.start.strip() and flow.start not in known:

@@ -201,8 +201,11 @@ def test_no_analysis_without_a_start() -> None:
     assert available_keys(flow) == {}
 
 
-def _oracle(flow: Flow) -> dict[str, frozenset[str]]:
-    """Keys surely set at rest in each reachable state, by searching (state, key-is-set) pairs per key."""
+def _oracle(flow: Flow, *, entering: bool = False) -> dict[str, frozenset[str]]:
+    """Keys surely set in each reachable state, by searching (state, key-is-set) pairs per key.
+
+    At rest by default; with `entering`, when the state's messages render (after `set`, before `clear`).
+    """
     dead = dead_transitions(flow, build_graph(flow))
     edges: dict[str, list[tuple[str, set[str], bool]]] = {}
     for tr in flow.transitions:
@@ -226,11 +229,15 @@ def _oracle(flow: Flow) -> dict[str, frozenset[str]]:
     for key in keys:
         seen = {(flow.start, False)}
         queue = deque(seen)
+        if entering:
+            maybe_unset[flow.start].add(key)
         while queue:
             node, has = queue.popleft()
-            if not has:
+            if not has and not entering:
                 maybe_unset[node].add(key)
             for target, sets, clear in edges.get(node, ()):
+                if entering and not has and key not in sets:
+                    maybe_unset[target].add(key)
                 pair = (target, False if clear else (has or key in sets))
                 if pair not in seen:
                     seen.add(pair)
@@ -248,7 +255,8 @@ def small_graphs(draw: st.DrawFn) -> dict[str, Any]:
     ids = [f"s{i}" for i in range(count)]
     states: list[dict[str, Any]] = []
     for state_id in ids:
-        state: dict[str, Any] = {"id": state_id, "final": draw(st.booleans()) and state_id != "s0"}
+        state: dict[str, Any] = {"id": state_id, "final": draw(st.booleans()) and state_id != "s0",
+                                 "say": [{"text": "{a} {b} {c}"}]}
         if not state["final"] and draw(st.booleans()):
             state["input"] = {"type": "any", "save_as": draw(KEYS)}
         states.append(state)
@@ -282,3 +290,14 @@ def test_fixpoint_matches_a_search_over_every_path(doc: dict[str, Any]) -> None:
 def test_placeholders_are_what_the_renderer_reads(text: str) -> None:
     compiled = compile_template(text)
     assert placeholders(text) == ([] if isinstance(compiled, str) else list(compiled[1::2]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_graphs())
+def test_messages_warn_exactly_where_a_key_may_be_unset_on_entering(doc: dict[str, Any]) -> None:
+    flow = load(doc)
+    warned = {(i.states[0], i.message.split("{")[1].split("}")[0]) for i in issues(flow)
+              if i.message.startswith("State ")}
+    expected = {(state, key) for state, keys in _oracle(flow, entering=True).items()
+                for key in {"a", "b", "c"} - keys}
+    assert warned == expected
