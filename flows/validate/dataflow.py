@@ -176,11 +176,11 @@ class _Analysis:
             for target, parallel in targets.items():
                 for data in parallel.values():
                     tr = data["transition"]
-                    if tr.set or tr.actions or tr.on == "input":
-                        if not dead or id(tr) not in dead:
-                            edges.append((target, *effect(source, tr)))
-                    elif not dead or id(tr) not in dead:
-                        edges.append((target, 0, False))
+                    if dead and id(tr) in dead:
+                        continue
+                    # Most transitions neither set nor clear anything: skip working that out.
+                    edges.append((target, *effect(source, tr)) if tr.set or tr.actions or tr.on == "input"
+                                 else (target, 0, False))
             if edges:
                 self.succ[source] = edges
         self.entering: dict[str, int] = {}

@@ -55,9 +55,10 @@ def check_no_path_to_final(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
             why = 'the flow has no final state. Mark the state where the dialog ends "final": true.'
         else:
             onward = [node for node in graph.successors(state.id) if node != state.id]
-            where = f"its transitions lead only to {names(onward)}, and none of them" if onward else "it"
-            why = (f"{where} can reach a final state. Add a transition from this state, or from a state"
-                   " it leads to, into a final state.")
+            where = (f"its transitions lead only to {names(onward)}, and none of them can reach one" if onward
+                     else "none of its transitions leads to another existing state")
+            why = (f"{where}. Add a transition from this state, or from a state it leads to, into a final"
+                   " state.")
         found.append(issue("no_path_to_final",
                            f'No final state can be reached from state "{state.id}": {why}',
                            states=[state.id]))

@@ -54,6 +54,7 @@ def dead_transitions(flow: Flow, graph: nx.MultiDiGraph) -> frozenset[int]:
 
 
 def _shadowed_in(state: State, outgoing: tuple[Transition, ...]) -> list[tuple[Issue, Transition]]:
+    """The shadowed transitions among one state's transitions, scanned in document order."""
     found: list[tuple[Issue, Transition]] = []
     by_payload: dict[tuple[str, str | None], Transition] = {}
     by_entry: dict[str, list[tuple[Transition, frozenset[str]]]] = {}

@@ -123,6 +123,14 @@ def test_without_any_final_state_every_reachable_state_is_trapped() -> None:
     assert all("no final state" in i.message for i in got)
 
 
+def test_a_state_that_only_loops_on_itself_is_trapped() -> None:
+    flow = make([ask("a"), end("done")],
+                [go("t1", "a", "a"), go("t2", "a", "a", "timeout", after=60), go("t3", "a", "gone", "else")])
+    got = issues(flow, "no_path_to_final")
+    assert [(i.states, i.transitions) for i in got] == [(("a",), ())]
+    assert "none of its transitions leads to another existing state" in got[0].message
+
+
 def test_unreachable_traps_are_left_to_unreachable_state() -> None:
     flow = make([ask("a"), end("done"), menu("x"), menu("y")],
                 [go("t1", "a", "done"), go("t2", "x", "y", "button", payload="go"),
