@@ -217,14 +217,15 @@ class _Analysis:
         saw supersets of it, so the running intersection ends exact.
         """
         start, succ = self.flow.start, self.succ
-        order = {node: i for i, node in enumerate(_reverse_postorder(start, succ))}
+        nodes = _reverse_postorder(start, succ)
+        order = {node: i for i, node in enumerate(nodes)}
         resting = {start: 0}
         entering = self.entering
         entering[start] = 0  # a new dialog enters start with no data
-        heap = [(0, start)]
+        heap = [0]  # positions in reverse postorder
         queued = {start}
         while heap:
-            _, node = heapq.heappop(heap)
+            node = nodes[heapq.heappop(heap)]
             queued.discard(node)
             have = resting[node]
             for target, gen, clear in succ.get(node, ()):
@@ -238,7 +239,7 @@ class _Analysis:
                     resting[target] = new
                     if target not in queued:
                         queued.add(target)
-                        heapq.heappush(heap, (order[target], target))
+                        heapq.heappush(heap, order[target])
         return resting
 
     def _missing(self, read: tuple[str, ...], have: int) -> list[str]:
