@@ -85,6 +85,28 @@ async def issue_token(session: AsyncSession, username: str, actor: str | None, l
     return token
 
 
+async def can_set_up(session: AsyncSession) -> bool:
+    """Whether no user can log in yet, so the login page may create the first admin."""
+    row = (await session.execute(select(UserRow.id).where(UserRow.password_hash.is_not(None)).limit(1))).first()
+    return row is None
+
+
+async def set_up_admin(session: AsyncSession, username: str, password: str) -> CurrentUser:
+    """The first account that can log in: an admin (the bootstrap admin gets a password, or a new user)."""
+    if not await can_set_up(session):
+        raise Conflict("An account that can log in exists already; ask an admin for one.", code="already_set_up")
+    check_username(username)
+    existing = (await session.execute(select(UserRow).where(UserRow.username == username))).scalar_one_or_none()
+    if existing is None:
+        user, _ = await create_user(session, username, "admin", password, actor=None)
+        return CurrentUser(user.id, user.username, user.role)
+    existing.role = "admin"
+    existing.password_hash = hash_password(password)
+    audit.record(session, None, "user.set_up", f"user:{username}")
+    await session.commit()
+    return CurrentUser(existing.id, existing.username, existing.role)
+
+
 async def authenticate(session: AsyncSession, username: str, password: str) -> CurrentUser | None:
     """The user whose password this is (for the login form), or None."""
     if not isinstance(username, str) or not USERNAME.fullmatch(username):
