@@ -82,6 +82,7 @@ def main() -> int:
     ap.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"))
     ap.add_argument("--peers", default="seed,aiogram,maxapi", help="baselines to run beside ('' for none)")
     ap.add_argument("--http", action="store_true", help="also run the webhook-over-HTTP mode")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds in --http mode")
     ap.add_argument("--profile", action="store_true", help="cProfile the runtime run (slower)")
     args = ap.parse_args()
 

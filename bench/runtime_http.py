@@ -159,17 +159,46 @@ def delete_prefix(url: str, prefix: str) -> None:
     redis.close()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(port: int, args: Any, base: int, pids: list[int]) -> dict[str, Any]:
+    """One load run plus the CPU the serving processes spent per update."""
+    before = [cpu_seconds(pid) for pid in pids]
+    result = load(port, args.users, args.concurrency, base)
+    spent = [cpu_seconds(pid) - b for pid, b in zip(pids, before)]
+    # Warm-up updates ran inside the CPU window too.
+    count = result["updates"] + 7 * max(200, 2 * args.concurrency)
+    result["server_cpu_us_per_update"] = round(1e6 * spent[0] / count)
+    if len(spent) > 1:
+        result["fake_max_cpu_us_per_update"] = round(1e6 * spent[1] / count)
+    return result
+
+
+def median(runs: list[dict[str, Any]], key: str) -> float:
+    values = sorted(run[key] for run in runs)
+    return values[len(values) // 2]
+
+
 def run_http(args: Any) -> None:
+    """Interleaved runs (botflow, ceiling, botflow, ceiling, ...) so machine drift hits both alike."""
     from runtime_peer import flow_document
     import workload
 
+    rounds = getattr(args, "rounds", 3)
     fake_port, app_port, bare_port = free_port(), free_port(), free_port()
     prefix = f"bench:http:{os.getpid()}"
     procs: list[subprocess.Popen[bytes]] = []
     tmp = tempfile.mkdtemp(prefix="botflow-bench-")
+    ours: list[dict[str, Any]] = []
+    ceiling: list[dict[str, Any]] = []
     try:
-        procs.append(subprocess.Popen([sys.executable, "-m", "server.devtools.fake_max", "--port", str(fake_port)],
-                                      cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        fake = subprocess.Popen([sys.executable, "-m", "server.devtools.fake_max", "--port", str(fake_port)],
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(fake)
         env = {**os.environ, "BOTFLOW_DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/bench.db",
                "BOTFLOW_REDIS_URL": args.redis_url, "BOTFLOW_REDIS_PREFIX": prefix,
                "BOTFLOW_MAX_API_URL": f"http://127.0.0.1:{fake_port}", "BOTFLOW_BOOTSTRAP_TOKEN": TOKEN,
@@ -177,31 +206,40 @@ def run_http(args: Any) -> None:
         server = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--port", str(app_port)],
                                   cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(server)
+        bare = subprocess.Popen([sys.executable, str(HERE / "bare_app.py"), "--port", str(bare_port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(bare)
         wait_ready(f"http://127.0.0.1:{fake_port}/_fake/calls")
         wait_ready(f"http://127.0.0.1:{app_port}/readyz")
+        wait_ready(f"http://127.0.0.1:{bare_port}/schema")
         api = f"http://127.0.0.1:{app_port}/api"
         call("POST", f"{api}/flows", flow_document(workload))
         call("POST", f"{api}/flows/registration5/versions", {"note": "bench"})
         call("POST", f"{api}/bots", {"id": "bench", "title": "Bench", "token": "bench-token", "webhook_secret": SECRET})
         call("POST", f"{api}/bots/bench/publish", {"flow": "registration5", "version": 1, "sessions": "keep"})
-        ours = load(app_port, args.users, args.concurrency, 1_000_000)
-        ours["wrong_replies"] = replies_ok(fake_port, [1_000_000 + i for i in range(1, args.users + 1)])
-        procs.append(subprocess.Popen([sys.executable, str(HERE / "bare_app.py"), "--port", str(bare_port)],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        wait_ready(f"http://127.0.0.1:{bare_port}/schema")
-        ceiling = load(bare_port, args.users, args.concurrency, 2_000_000)
+        for n in range(rounds):
+            base = 1_000_000 * (n + 1)
+            call("POST", f"http://127.0.0.1:{fake_port}/_fake/reset", {})
+            ours.append(measured(app_port, args, base, [server.pid, fake.pid]))
+            ceiling.append(measured(bare_port, args, 100_000_000 + base, [bare.pid]))
+        # The fake was reset before the last botflow round: its replies are checked text by text.
+        ours[-1]["wrong_replies"] = replies_ok(fake_port, [1_000_000 * rounds + i for i in range(1, args.users + 1)])
     finally:
         for proc in procs:
             proc.terminate()
         for proc in procs:
             proc.wait(10)
         delete_prefix(args.redis_url, prefix)
-    print(f"\nregistration-5 as webhooks over loopback, U={args.users}, C={args.concurrency}\n")
-    print("| target | updates/s | p50 ms | p99 ms | non-200 | wrong replies |")
+    print(f"\nregistration-5 as webhooks over loopback, U={args.users}, C={args.concurrency}, "
+          f"{rounds} interleaved rounds, medians\n")
+    print("| target | updates/s | p50 ms | p99 ms | server CPU µs/update | non-200 |")
     print("|---|---:|---:|---:|---:|---:|")
-    print(f"| botflow serve (Redis, replies to fake MAX) | {ours['updates_per_s']:.0f} | {ours['p50_ms']} | "
-          f"{ours['p99_ms']} | {ours['non_200']} | {ours['wrong_replies']} |")
-    print(f"| bare Litestar, route returns 200 | {ceiling['updates_per_s']:.0f} | {ceiling['p50_ms']} | "
-          f"{ceiling['p99_ms']} | {ceiling['non_200']} | – |")
-    print(f"botflow / ceiling: {ours['updates_per_s'] / ceiling['updates_per_s']:.0%}")
+    for label, runs in (("botflow serve (Redis, replies to the fake MAX)", ours),
+                        ("bare Litestar, route returns 200", ceiling)):
+        print(f"| {label} | {median(runs, 'updates_per_s'):.0f} | {median(runs, 'p50_ms')} | "
+              f"{median(runs, 'p99_ms')} | {median(runs, 'server_cpu_us_per_update')} | "
+              f"{sum(r['non_200'] for r in runs)} |")
+    print(f"fake MAX CPU µs/update beside botflow: {median(ours, 'fake_max_cpu_us_per_update')}; "
+          f"wrong replies (last round): {ours[-1]['wrong_replies']}")
+    print(f"botflow / ceiling: {median(ours, 'updates_per_s') / median(ceiling, 'updates_per_s'):.0%}")
     print(json.dumps({"http": ours, "ceiling": ceiling}), file=sys.stderr)
