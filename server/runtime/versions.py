@@ -166,11 +166,13 @@ class Notifier:
             log.warning("could not announce a change of bot %s", bot_id, exc_info=True)
 
     async def _listen(self) -> None:
+        failing = False
         while True:
             try:
                 pubsub = self._redis.pubsub()
                 await pubsub.subscribe(self._channel)
                 self._catalog.invalidate()  # anything may have changed while we were not listening
+                failing = False
                 async for message in pubsub.listen():
                     if message.get("type") == "message":
                         data = message["data"]
@@ -178,7 +180,9 @@ class Notifier:
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - Redis went away: retry, the cache bounds staleness meanwhile
-                log.warning("publication channel lost; resubscribing", exc_info=True)
+                if not failing:
+                    log.warning("publication channel lost; resubscribing every second", exc_info=True)
+                failing = True
                 await asyncio.sleep(1.0)
 
     async def stop(self) -> None:
