@@ -115,7 +115,8 @@ def flow_format_handler(_: Request, exc: FlowFormatError) -> Response:
 
 
 def document_syntax_handler(_: Request, exc: DocumentSyntaxError) -> Response:
-    return Response(error_body("invalid_json", exc.message), status_code=400)
+    return Response(error_body("invalid_json", exc.message, [{"path": "", "message": exc.message}]),
+                    status_code=422)
 
 
 EXCEPTION_HANDLERS = {

@@ -12,8 +12,9 @@ EXPORT_FORMATS = ("json", "yaml", "mermaid", "dot", "scxml")
 MEDIA_TYPES = {
     "json": "application/json",
     "yaml": "application/yaml; charset=utf-8",
-    "mermaid": "text/vnd.mermaid; charset=utf-8",
-    "dot": "text/vnd.graphviz; charset=utf-8",
+    # text/* types carry no charset here: web frameworks append "; charset=utf-8" to them themselves.
+    "mermaid": "text/vnd.mermaid",
+    "dot": "text/vnd.graphviz",
     "scxml": "application/scxml+xml; charset=utf-8",
 }
 

@@ -70,15 +70,21 @@ async def document_body(request: Request) -> Any:
         fmt = None
     else:
         raise unsupported(kind, "application/json or application/yaml")
+    code = "invalid_yaml" if fmt == "yaml" else "invalid_json"
     raw = await request.body()
     if not raw.strip():
-        raise BadRequest("The request needs a flow document as its body (JSON or YAML).", code="invalid_json")
+        raise malformed("The request needs a flow document as its body (JSON or YAML).", code)
     try:
         return parse_text(raw, fmt)
     except DocumentSyntaxError as exc:
-        raise BadRequest(exc.message, code="invalid_yaml" if fmt == "yaml" else "invalid_json") from None
+        raise malformed(exc.message, code) from None
     except RecursionError:
-        raise BadRequest("The document is nested too deeply to read.", code="invalid_json") from None
+        raise malformed("The document is nested too deeply to read.", code) from None
+
+
+def malformed(message: str, code: str) -> Unprocessable:
+    """A flow document that cannot be read at all: the spec's 422 for a malformed document, one detail."""
+    return Unprocessable(message, code=code, details=[{"path": "", "message": message}])
 
 
 def type_name(value: Any) -> str:

@@ -23,12 +23,12 @@ async def test_malformed_bodies(app_client, admin_headers):
     revision = await create_flow(app_client, admin_headers, flow_doc("reg"))
     deep = "[" * 100_000 + "]" * 100_000
     cases = [
-        ("POST", "/api/flows", b"{not json", JSON, 400, "invalid_json"),
-        ("POST", "/api/flows", b"\xff\xfe{}", JSON, 400, "invalid_json"),
-        ("POST", "/api/flows", b"[1, 2]", JSON, 400, "invalid_json"),
-        ("POST", "/api/flows", deep.encode(), JSON, 400, "invalid_json"),
-        ("POST", "/api/flows", b"", JSON, 400, "invalid_json"),
-        ("POST", "/api/flows", b"format: [unclosed", {"Content-Type": "application/yaml"}, 400, None),
+        ("POST", "/api/flows", b"{not json", JSON, 422, "invalid_json"),
+        ("POST", "/api/flows", b"\xff\xfe{}", JSON, 422, "invalid_json"),
+        ("POST", "/api/flows", b"[1, 2]", JSON, 422, "invalid_json"),
+        ("POST", "/api/flows", deep.encode(), JSON, 422, "invalid_json"),
+        ("POST", "/api/flows", b"", JSON, 422, "invalid_json"),
+        ("POST", "/api/flows", b"format: [unclosed", {"Content-Type": "application/yaml"}, 422, None),
         ("POST", "/api/flows", b"id=x", {"Content-Type": "application/x-www-form-urlencoded"}, 415, None),
         ("POST", "/api/flows", b"<flow/>", {"Content-Type": "text/xml"}, 415, None),
         ("POST", "/api/flows", json.dumps(flow_doc("x", states="many")).encode(), JSON, 422, "invalid_document"),
@@ -39,7 +39,7 @@ async def test_malformed_bodies(app_client, admin_headers):
          (400, 422), None),
         ("POST", "/api/flows", b'{"format": "botflow/v1", "id": "sur", "title": "\\ud800", "states": []}', JSON,
          (400, 422), None),
-        ("PUT", "/api/flows/reg", b"{", {**JSON, "If-Match": f'"{revision}"'}, 400, "invalid_json"),
+        ("PUT", "/api/flows/reg", b"{", {**JSON, "If-Match": f'"{revision}"'}, 422, "invalid_json"),
         ("POST", "/api/users", b'{"username": "a"', JSON, 400, "invalid_json"),
         ("POST", "/api/users", b'"just a string"', JSON, 422, None),
         ("POST", "/api/users", b'{"username": "a\\u0000b", "role": "viewer"}', JSON, 422, None),
