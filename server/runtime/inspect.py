@@ -1,7 +1,7 @@
 """Looking into live dialogs: send an event, read the session, the timeline, the state as of an entry."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Awaitable, TypeVar
 
 from litestar import Request, get, post
 
@@ -13,12 +13,21 @@ from server.runtime.stores.base import LockLost, StoreUnavailable
 from server.runtime.stores.resp import RedisError
 from server.runtime.versions import BotInfo
 
+T = TypeVar("T")
 USER_PATH = "/api/bots/{bot_id:str}/users/{user_id:str}"
 
 
 class Unavailable(AppError):
     def __init__(self, message: str) -> None:
         super().__init__(503, "unavailable", message)
+
+
+async def _read(awaitable: Awaitable[T]) -> T:
+    """A store read; an unreachable store is a 503, not a 500."""
+    try:
+        return await awaitable
+    except (StoreUnavailable, RedisError) as exc:
+        raise Unavailable(f"Dialog storage is unreachable: {exc}") from exc
 
 
 async def _bot(request: Request, bot_id: str) -> BotInfo:
@@ -66,7 +75,7 @@ async def get_session(request: Request, bot_id: str, user_id: str, at: int | Non
     store = request.app.state.runtime.store
     if at is not None:
         return (await _as_of(store, bot_id, user_id, at))["session"]
-    stored = await store.session(bot_id, user_id)
+    stored = await _read(store.session(bot_id, user_id))
     if stored is None:
         raise NotFound(f"User {user_id} has no dialog with bot {bot_id!r}.")
     return _session_view(stored)
@@ -76,7 +85,7 @@ async def get_session(request: Request, bot_id: str, user_id: str, at: int | Non
 async def get_timeline(request: Request, bot_id: str, user_id: str) -> list[dict[str, Any]]:
     """Entries oldest first: {"time","kind","state","transition","text"}."""
     await _bot(request, bot_id)
-    return timeline.entries(await request.app.state.runtime.store.timeline(bot_id, user_id))
+    return timeline.entries(await _read(request.app.state.runtime.store.timeline(bot_id, user_id)))
 
 
 @get(USER_PATH + "/timeline/{index:int}/state", guards=[requires_role("viewer")],
@@ -88,7 +97,7 @@ async def get_state_at(request: Request, bot_id: str, user_id: str, index: int) 
 
 
 async def _as_of(store: Any, bot_id: str, user_id: str, index: int) -> dict[str, Any]:
-    found = timeline.state_at(await store.timeline(bot_id, user_id), index) if index >= 0 else None
+    found = timeline.state_at(await _read(store.timeline(bot_id, user_id)), index) if index >= 0 else None
     if found is None:
         raise NotFound(f"The timeline of user {user_id} has no entry {index}.")
     entry, snap = found

@@ -27,6 +27,7 @@ async def test_redis_unreachable_answers_503_and_the_redelivery_succeeds(
             refused = await h.deliver(BOT, update)
             assert refused.status_code == 503
             assert (await h.client.get("/readyz")).status_code == 503
+            assert (await h.api("GET", f"/api/bots/{BOT}/users/6001/session")).status_code == 503
             await proxy.start()
             assert (await h.deliver(BOT, update)).status_code == 200  # MAX delivers the same update again
             assert texts(fake_max, 6001) == ["Привет! Как вас зовут?", "Введите телефон в формате +7XXXXXXXXXX"]
