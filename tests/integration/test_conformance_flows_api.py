@@ -52,3 +52,13 @@ async def test_export_content_type_is_well_formed(app_client: AsyncTestClient, a
     assert response.status_code == 200
     content_type = response.headers["content-type"]
     assert content_type.lower().count("charset") <= 1, content_type
+
+
+# "GET /healthz, GET /readyz: liveness; readiness checks the database and Redis".
+async def test_readiness_names_its_checks(app_client: AsyncTestClient) -> None:
+    assert (await app_client.get("/healthz")).status_code == 200
+    ready = await app_client.get("/readyz")
+    assert ready.status_code == 200
+    checks = ready.json()["checks"]
+    assert checks["database"] == "ok" and all(value == "ok" for value in checks.values())
+    assert "redis" not in checks  # no BOTFLOW_REDIS_URL here: the SQL store is checked instead

@@ -1,0 +1,69 @@
+"""The runtime against http-api.md ("Runtime") and max-bot-api.md, through the webhook and a fake MAX server."""
+from __future__ import annotations
+
+import pytest
+
+from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
+from tests.integration.runtime_app import Harness, msg, press, registration, running, started
+from tests.integration.runtime_support import REDIS_URL, redis_prefix, sqlite_url  # noqa: F401
+
+BOT = "confbot"
+
+
+@pytest.fixture(params=["redis", "sqlite"])
+async def harness(request, fake_max: FakeMax, monkeypatch) -> Harness:  # noqa: F811
+    redis_url = None
+    if request.param == "redis":
+        monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", request.getfixturevalue("redis_prefix"))
+        redis_url = REDIS_URL
+    async with running(request.getfixturevalue("sqlite_url"), fake_max.url, redis_url) as h:
+        await h.bot(BOT)
+        await h.publish(BOT, registration())
+        h.backend = request.param  # type: ignore[attr-defined]
+        yield h
+
+
+async def test_readiness_checks_redis_when_configured(harness: Harness) -> None:
+    ready = await harness.client.get("/readyz")
+    assert ready.status_code == 200
+    checks = ready.json()["checks"]
+    assert checks["database"] == "ok"
+    assert ("redis" in checks) == (harness.backend == "redis")  # type: ignore[attr-defined]
+
+
+async def test_a_press_is_answered_with_a_null_message_and_replies_go_to_its_chat(
+        harness: Harness, fake_max: FakeMax) -> None:  # noqa: F811
+    user, chat = 7001, 99_000_001
+    for text in ("/start", "Иван", "+79991234567", "ivan@example.com"):
+        assert (await harness.deliver(BOT, msg(user, text, chat=chat))).status_code == 200
+    assert (await harness.deliver(BOT, press(user, "yes", callback_id="cb-7001", chat=chat))).status_code == 200
+    answers = fake_max.requests("POST", "/answers")
+    assert [(a["query"], a["json"]["message"]) for a in answers] == [({"callback_id": "cb-7001"}, None)]
+    sent = fake_max.requests("POST", "/messages")
+    assert sent and all(call["query"] == {"chat_id": str(chat)} for call in sent)
+    assert sent[-1]["json"]["text"] == "Готово! Имя: Иван, телефон: +79991234567"
+    keyboard = sent[-2]["json"]["attachments"][0]
+    assert keyboard["type"] == "inline_keyboard"
+    assert keyboard["payload"]["buttons"] == [[{"type": "callback", "text": "Да", "payload": "yes"},
+                                               {"type": "callback", "text": "Нет", "payload": "no"}]]
+
+
+@pytest.mark.parametrize("payload", [None, "", "absent"])
+async def test_bot_started_without_payload_stores_no_start_payload(harness: Harness, payload) -> None:
+    user = 7002
+    update = started(user, None if payload == "absent" else payload)
+    if payload == "absent":
+        del update["payload"]
+    assert (await harness.deliver(BOT, update)).status_code == 200
+    session = (await harness.api("GET", f"/api/bots/{BOT}/users/{user}/session")).json()
+    assert session["state"] == "ask_name" and session["data"] == {}
+    assert isinstance(session["version"], int)
+
+
+async def test_unknown_update_types_are_accepted_and_ignored(harness: Harness, fake_max: FakeMax) -> None:  # noqa: F811
+    for kind in ("bot_stopped", "bot_added", "user_added", "chat_title_changed", "dialog_cleared",
+                 "message_edited", "something_new"):
+        response = await harness.deliver(BOT, {"update_type": kind, "timestamp": 1, "chat_id": 5,
+                                              "user": {"user_id": 5, "first_name": "A", "is_bot": False}})
+        assert response.status_code == 200, (kind, response.text)
+    assert fake_max.requests("POST", "/messages") == []
