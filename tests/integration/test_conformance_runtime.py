@@ -1,10 +1,15 @@
 """The runtime against http-api.md ("Runtime") and max-bot-api.md, through the webhook and a fake MAX server."""
 from __future__ import annotations
 
+import asyncio
+
+import httpx
 import pytest
 
+from server.app import create_app
+from server.settings import Settings
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
-from tests.integration.runtime_app import Harness, msg, press, registration, running, started
+from tests.integration.runtime_app import ADMIN_TOKEN, Harness, lifespan, msg, press, registration, running, started
 from tests.integration.runtime_support import REDIS_URL, redis_prefix, sqlite_url  # noqa: F401
 
 BOT = "confbot"
@@ -67,3 +72,22 @@ async def test_unknown_update_types_are_accepted_and_ignored(harness: Harness, f
                                               "user": {"user_id": 5, "first_name": "A", "is_bot": False}})
         assert response.status_code == 200, (kind, response.text)
     assert fake_max.requests("POST", "/messages") == []
+
+
+async def test_outgoing_calls_keep_under_the_per_bot_rate(sqlite_url: str, fake_max: FakeMax) -> None:  # noqa: F811
+    """"Outgoing calls keep under a per-bot rate (default 30 requests/s, configurable)": as MAX counts them,
+    no one-second window holds more calls than the rate, however many users write at once."""
+    rate = 30
+    app = create_app(Settings(database_url=sqlite_url, max_api_url=fake_max.url, bootstrap_token=ADMIN_TOKEN,
+                              max_rate=rate))
+    async with lifespan(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://botflow.test", timeout=60) as client:
+            h = Harness(app, client)
+            await h.bot(BOT)
+            await h.publish(BOT, registration())
+            await asyncio.gather(*(h.deliver(BOT, msg(8000 + n, "/start")) for n in range(3 * rate)))
+    times = sorted(call["time"] for call in fake_max.requests("POST", "/messages"))
+    assert len(times) == 3 * rate
+    busiest = max(sum(1 for t in times if start <= t <= start + 1.0) for start in times)
+    assert busiest <= rate, f"{busiest} calls within one second at a rate of {rate}/s"
