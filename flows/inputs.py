@@ -7,6 +7,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from flows.model import Input
+from flows.templates import value_text
 
 # ASCII digits only: "٣" is a digit to Python's \d but not a digit of a phone number.
 PHONE_RE = re.compile(r"\+?[78][0-9]{10}")
@@ -81,14 +82,10 @@ def _email(inp: Input, text: str) -> Verdict:
 
 def _bounds(inp: Input, value: int | float, kind: str) -> Verdict:
     if inp.min is not None and value < inp.min:
-        return _bad(f"is below the minimum {_num(inp.min)}")
+        return _bad(f"is below the minimum {value_text(inp.min)}")
     if inp.max is not None and value > inp.max:
-        return _bad(f"is above the maximum {_num(inp.max)}")
+        return _bad(f"is above the maximum {value_text(inp.max)}")
     return Verdict(True, value, f"is a valid {kind}")
-
-
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def parse_number(text: str) -> int | float | None:

@@ -5,10 +5,7 @@ from flows.conditions import holds
 from flows.firing import add_message, copy_session, fire, plan
 from flows.model import Flow
 from flows.session import Effect, Reply, Session, StepResult
-
-
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
+from flows.templates import value_text
 
 
 def expires_at(flow: Flow, session: Session) -> float:
@@ -69,7 +66,7 @@ def tick(flow: Flow, session: Session, now: float) -> StepResult:
             replies: list[Reply] = []
             effects: list[Effect] = []
             after = fire(fp, s, tr, now, replies, effects)
-            reason = (f"The dialog stayed {_num(float(tr.after or 0))} s in {session.state}; "
+            reason = (f"The dialog stayed {value_text(float(tr.after or 0))} s in {session.state}; "
                       f"timeout transition {tr.id} fired")
             if after is None:
                 return StepResult(None, replies, effects, tr.id,
@@ -83,7 +80,7 @@ def tick(flow: Flow, session: Session, now: float) -> StepResult:
         s.timeout_held = s.timeout_held or held
         replies = []
         add_message(replies, fp.reminder, s.data)  # type: ignore[arg-type]
-        reason = f"The user has been idle in {session.state} for {_num(now - session.updated_at)} s; reminder sent."
+        reason = f"The user has been idle in {session.state} for {value_text(now - session.updated_at)} s; reminder sent."
         if held:
             reason += f" Timeout {tr.id} is due but its condition does not hold."  # type: ignore[union-attr]
         return StepResult(s, replies, [], None, reason, "reminder", touched=False)
