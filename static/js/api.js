@@ -17,9 +17,14 @@ export async function api(method, url, { json, headers = {} } = {}) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(json);
   }
+  return settle(fetch(url, init));
+}
+
+/** The answer to a fetch already under way, in the shape `api` gives. */
+export async function settle(request) {
   let response;
   try {
-    response = await fetch(url, init);
+    response = await request;
   } catch (error) {
     return { status: 0, ok: false, headers: new Headers(), data: { message: "The server cannot be reached." } };
   }

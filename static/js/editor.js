@@ -1,12 +1,15 @@
 // The flow editor page: wires the canvas, the draft store, the side panel, live validation and the simulator.
 import * as ops from "./editor/doc.js";
-import { createGraph, syncGraph, autoLayout, positionsOf, nodeKey, edgeKey } from "./editor/graph.js";
+import {
+  openGraph, syncGraph, autoLayout, statesViewport, positionsOf, nodeKey, edgeKey, LARGE,
+} from "./editor/graph.js";
 import { DraftStore } from "./editor/store.js";
 import { IssuesPanel } from "./editor/issues.js";
 import { SidePanel } from "./editor/panel.js";
 import { installEdgeDrawing } from "./editor/handles.js";
 import { installKeys } from "./editor/keys.js";
 import { startRename } from "./editor/rename.js";
+import { Minimap } from "./editor/minimap.js";
 import { Simulator } from "./simulator.js";
 
 const root = document.getElementById("editor");
@@ -15,8 +18,20 @@ const canvas = document.getElementById("canvas");
 const status = document.getElementById("save-status");
 const banner = document.getElementById("conflict-banner");
 
+const started = performance.now();
+performance.mark("editor:script");
 const store = new DraftStore(`/api/flows/${encodeURIComponent(flowId)}`);
-const cy = createGraph(canvas);
+
+// The canvas is made with the flow in it (see openGraph); big flows get the cheaper drawing options.
+let initial = null;
+try {
+  initial = await store.load(window.botflowDraft);
+  performance.mark("editor:draft");
+} catch (error) {
+  setStatus(error.message, "error");
+}
+const size = initial ? (initial.states || []).length + (initial.transitions || []).length : 0;
+const cy = await openGraph(canvas, initial || {}, { large: size > LARGE });
 const issues = new IssuesPanel(cy, document.getElementById("issues-list"), document.getElementById("issues-summary"),
   `/api/flows/${encodeURIComponent(flowId)}/validation`);
 const panel = new SidePanel(document.getElementById("panel"), `/flows/${encodeURIComponent(flowId)}/edit`, store,
@@ -93,7 +108,13 @@ function deleteSelection() {
 function viewCentre() {
   const ext = cy.extent();
   const pos = { x: (ext.x1 + ext.x2) / 2, y: (ext.y1 + ext.y2) / 2 };
-  const covers = (n) => { const b = n.boundingBox(); return pos.x > b.x1 - 80 && pos.x < b.x2 + 80 && pos.y > b.y1 - 30 && pos.y < b.y2 + 30; };
+  // Position and size, not boundingBox(): that measures labels, slow across a big flow.
+  const covers = (n) => {
+    const p = n.position();
+    const w = n.outerWidth() / 2 + 80;
+    const h = n.outerHeight() / 2 + 30;
+    return pos.x > p.x - w && pos.x < p.x + w && pos.y > p.y - h && pos.y < p.y + h;
+  };
   for (let i = 0; i < 50 && cy.nodes().some(covers); i += 1) pos.y += 70;
   return pos;
 }
@@ -125,7 +146,7 @@ const actions = {
     await autoLayout(cy);
     store.commit(ops.setPositions(store.doc, positionsOf(cy.nodes())), "layout");
   },
-  fit: () => cy.animate({ fit: { eles: cy.elements(), padding: 40 } }, { duration: 200 }),
+  fit: () => cy.animate(statesViewport(cy, { maxZoom: cy.maxZoom() }), { duration: 200 }),
   zoomIn: () => cy.zoom({ level: cy.zoom() * 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
   zoomOut: () => cy.zoom({ level: cy.zoom() / 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
   settings: () => {
@@ -209,27 +230,37 @@ document.addEventListener("botflow:sim", (e) => {
 });
 
 // ---- start ----
-async function start() {
-  const t0 = performance.now();
-  const doc = await store.load();
+/** Resolves once the canvas has drawn a frame with everything on it (with nothing to draw, after a few frames). */
+function drawn() {
+  return new Promise((resolve) => {
+    cy.one("render", resolve);
+    requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  });
+}
+
+async function start(doc) {
   const placed = Object.keys(doc.layout || {}).length;
+  // Saved positions are used as they are (openGraph fitted the view to them); dagre runs only for a flow
+  // mostly without them (or on request).
   if ((doc.states || []).length > 1 && placed < doc.states.length / 2) await autoLayout(cy);
-  cy.fit(cy.elements(), 40);
-  if (cy.zoom() > 1.2) { cy.zoom(1.2); cy.center(); }
-  cy.navigator({ container: "#minimap", viewLiveFramerate: 0, rerenderDelay: 300 });
   setStatus("All changes saved", "saved");
   status.dataset.revision = store.revision;
   panel.show("none");
-  window.botflowEditor.ready = performance.now() - t0;
+  performance.mark("editor:built");
+  await drawn();
+  performance.mark("editor:drawn");
+  window.botflowEditor.ready = performance.now() - started;
+  window.botflowEditor.readyAt = performance.now();
   document.dispatchEvent(new CustomEvent("botflow:ready"));
   issues.refresh();
+  window.botflowEditor.minimap = new Minimap(cy, document.getElementById("minimap"));
 }
 
-window.botflowEditor = { cy, store, issues, addState, addTransition, ready: null };
+window.botflowEditor = { cy, store, issues, addState, addTransition, ready: null, readyAt: null };
 const simRoot = document.getElementById("simulator");
 if (simRoot) {
   const simulator = new Simulator(simRoot, { flowId, beforeSend: () => store.whenIdle() });
   simulator.loadVersions();
   window.botflowEditor.simulator = simulator;
 }
-start().catch((error) => setStatus(error.message, "error"));
+if (initial) start(initial).catch((error) => setStatus(error.message, "error"));

@@ -9,7 +9,7 @@ export function installEdgeDrawing(cy, container, onConnect) {
     snap: true,
     snapThreshold: 24,
     snapFrequency: 30,
-    noEdgeEventsInDraw: true,
+    noEdgeEventsInDraw: false,  // true restyles every edge at each start and end of a drag: slow on big flows
     disableBrowserGestures: true,
   });
 

@@ -2,8 +2,6 @@
 import { api } from "../api.js";
 import { nodeKey, edgeKey } from "./graph.js";
 
-const MARKS = ["issue-error", "issue-warning"];
-
 export class IssuesPanel {
   constructor(cy, list, summary, validationUrl) {
     this.cy = cy;
@@ -11,6 +9,7 @@ export class IssuesPanel {
     this.summary = summary;
     this.url = validationUrl;
     this.issues = [];
+    this.marked = new Map();  // element id -> the issue class it carries
     this.seq = 0;
   }
 
@@ -29,19 +28,31 @@ export class IssuesPanel {
     return this.cy.collection(keys.map((k) => this.cy.getElementById(k)).filter((e) => e.nonempty()));
   }
 
+  /** Mark what the issues name, changing only elements whose mark differs (errors paint over warnings). */
   mark() {
-    this.cy.batch(() => {
-      this.cy.elements(`.${MARKS.join(", .")}`).removeClass(MARKS.join(" "));
-      // Errors paint over warnings.
-      for (const severity of ["warning", "error"]) {
-        for (const issue of this.issues.filter((i) => i.severity === severity)) {
-          this.elementsOf(issue).addClass(`issue-${severity}`);
+    const wanted = new Map();
+    for (const severity of ["warning", "error"]) {
+      for (const issue of this.issues.filter((i) => i.severity === severity)) {
+        for (const key of [...(issue.states || []).map(nodeKey), ...(issue.transitions || []).map(edgeKey)]) {
+          wanted.set(key, `issue-${severity}`);
         }
       }
+    }
+    this.cy.batch(() => {
+      for (const [key, cls] of this.marked) {
+        if (wanted.get(key) === cls) continue;
+        const ele = this.cy.getElementById(key);
+        if (ele.nonempty()) ele.removeClass(cls);
+      }
+      for (const [key, cls] of wanted) {
+        const ele = this.cy.getElementById(key);
+        if (ele.nonempty() && !ele.hasClass(cls)) ele.addClass(cls);
+      }
     });
+    this.marked = wanted;
   }
 
-  /** Re-apply the marks after the canvas was redrawn (new elements have no classes yet). */
+  /** Re-apply the marks after the canvas changed (new elements have no classes yet). */
   remark() {
     this.mark();
   }

@@ -1,9 +1,18 @@
 // The draft being edited: its document, its revision, undo/redo, and one queue that talks to the server.
 // Every change is saved at once with `If-Match`; a stale revision stops saving until the page reloads.
-import { api, revisionOf } from "../api.js";
+import { api, settle, revisionOf } from "../api.js";
 import { withTransitionIds } from "./doc.js";
 
 const HISTORY_LIMIT = 100;
+const PAINT_WAIT = 100;  // ms: a hidden tab gets no frames, and a save must not wait for one
+
+/** Resolves once the frame showing the latest edit has been painted (or after PAINT_WAIT at most). */
+function afterPaint() {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, PAINT_WAIT);
+    requestAnimationFrame(() => setTimeout(() => { clearTimeout(timer); resolve(); }, 0));
+  });
+}
 
 export class DraftStore extends EventTarget {
   constructor(flowUrl) {
@@ -22,9 +31,12 @@ export class DraftStore extends EventTarget {
     this.dispatchEvent(new CustomEvent(type, { detail }));
   }
 
-  /** Load the draft from the server (first open, or after someone else's save once the user agrees). */
-  async load() {
-    const res = await api("GET", this.flowUrl);
+  /**
+   * Load the draft from the server. `early` is the same GET sent by the page before the scripts arrived
+   * (see editor.html), so the first open does not wait for the scripts and then for the draft.
+   */
+  async load(early = null) {
+    const res = early ? await settle(early) : await api("GET", this.flowUrl);
     if (!res.ok) throw new Error((res.data && res.data.message) || `The draft cannot be loaded (${res.status}).`);
     this.revision = revisionOf(res.headers.get("ETag"));
     this.doc = withTransitionIds(res.data);
@@ -72,12 +84,15 @@ export class DraftStore extends EventTarget {
     return true;
   }
 
-  /** One save per burst of edits: the queued save sends whatever the document is when it runs. */
+  /**
+   * One save per burst of edits: the queued save sends whatever the document is when it runs. It starts
+   * after the edit is on screen, so encoding a big document never delays the frame that shows the edit.
+   */
   scheduleSave() {
     if (this.saveQueued) return;
     this.saveQueued = true;
     this.emit("saving", {});
-    this.enqueue(() => this.save());
+    this.enqueue(() => afterPaint().then(() => this.save()));
   }
 
   async save() {

@@ -1,56 +1,48 @@
 // The canvas look: start and final states, loops and parallel edges, issues, simulator and diff marks.
+//
+// Big flows are drawn in two levels of detail (see detail.js): zoomed out, where no label is legible anyway,
+// elements lack the `detail` class and get no labels, and transitions are straight lines with the arrow in
+// the middle; Cytoscape then spends nothing on measuring text or routing edges around node borders. Elements
+// in view once the zoom makes labels legible get `detail` and look exactly as in a small flow.
 
-export const GRAPH_STYLE = [
-  {
-    selector: "node",
-    style: {
-      shape: "round-rectangle",
-      width: 150,
-      height: 44,
-      "background-color": "#ffffff",
-      "border-width": 2,
-      "border-color": "#64748b",
-      "text-valign": "center",
-      "text-halign": "center",
-      "text-wrap": "ellipsis",
-      "text-max-width": 136,
-      "font-size": 13,
-      color: "#0f172a",
-      "min-zoomed-font-size": 6,
-    },
-  },
-  { selector: "node[label]", style: { label: "data(label)" } },
-  { selector: "node.waiting", style: { "background-color": "#f8fafc" } },
-  {
-    selector: "node.start",
-    style: { "border-width": 4, "border-color": "#2563eb", "background-color": "#eff6ff" },
-  },
-  {
-    selector: "node.final",
-    style: { "border-style": "double", "border-width": 6, "border-color": "#15803d", "background-color": "#f0fdf4", shape: "ellipse" },
-  },
-  {
-    selector: "edge",
-    style: {
-      width: 2,
-      "curve-style": "bezier",
-      "control-point-step-size": 48,
-      "line-color": "#94a3b8",
-      "target-arrow-color": "#94a3b8",
-      "target-arrow-shape": "triangle",
-      "arrow-scale": 1.1,
-      "font-size": 11,
-      color: "#334155",
-      "text-background-color": "#ffffff",
-      "text-background-opacity": 0.9,
-      "text-background-padding": 2,
-      "min-zoomed-font-size": 7,
-      "loop-direction": "-45deg",
-      "loop-sweep": "-70deg",
-    },
-  },
-  { selector: "edge[label]", style: { label: "data(label)" } },
-  { selector: "edge.loop", style: { "line-style": "dashed", "line-color": "#7c3aed", "target-arrow-color": "#7c3aed" } },
+/** Zoom from which labels are legible: node text is 13px and Cytoscape hides text under 6px on screen. */
+export const DETAIL_ZOOM = 6 / 13;
+
+const NODE_TEXT = {
+  label: "data(label)",
+  "text-valign": "center",
+  "text-wrap": "ellipsis",
+  "text-max-width": 136,
+  "font-size": 13,
+  color: "#0f172a",
+  "min-zoomed-font-size": 6,
+};
+
+const EDGE_TEXT = {
+  label: "data(label)",
+  "font-size": 11,
+  color: "#334155",
+  "text-background-color": "#ffffff",
+  "text-background-opacity": 0.9,
+  "text-background-padding": 2,
+  "min-zoomed-font-size": 7,
+};
+
+// How edges bend around each other and meet their states, with the arrow at the target.
+const EDGE_ROUTED = {
+  "curve-style": "bezier",
+  "control-point-step-size": 48,
+  "target-arrow-shape": "triangle",
+};
+
+// The zoomed-out look of a big flow's transitions: centre to centre, the arrow half-way.
+const EDGE_OVERVIEW = {
+  "curve-style": "haystack",
+  "haystack-radius": 0,
+  "mid-target-arrow-shape": "none",
+};
+
+const MARKS = [
   { selector: "node.issue-warning", style: { "background-color": "#fef9c3", "border-color": "#ca8a04", "border-style": "dashed" } },
   { selector: "edge.issue-warning", style: { "line-color": "#ca8a04", "target-arrow-color": "#ca8a04", width: 3 } },
   { selector: "node.issue-error", style: { "background-color": "#fee2e2", "border-color": "#dc2626", "border-style": "dashed" } },
@@ -70,3 +62,52 @@ export const GRAPH_STYLE = [
   { selector: ".eh-ghost-edge.eh-preview-active", style: { opacity: 0 } },
   { selector: ".eh-hover, .eh-target", style: { "border-color": "#2563eb", "border-width": 4 } },
 ];
+
+/** The arrow colour of a rule, for the middle arrow too (the zoomed-out look of a big flow). */
+function withMidArrow(rule) {
+  const colour = rule.style["target-arrow-color"];
+  return colour ? { ...rule, style: { ...rule.style, "mid-target-arrow-color": colour } } : rule;
+}
+
+/** The stylesheet; `levels` draws the zoomed-out look for elements without the `detail` class. */
+export function graphStyle({ levels = false } = {}) {
+  const detail = levels ? ".detail" : "";
+  return [
+    {
+      selector: "node",
+      style: {
+        shape: "round-rectangle",
+        width: 150,
+        height: 44,
+        "background-color": "#ffffff",
+        "border-width": 2,
+        "border-color": "#64748b",
+      },
+    },
+    { selector: `node${detail}[label]`, style: NODE_TEXT },
+    { selector: "node.waiting", style: { "background-color": "#f8fafc" } },
+    {
+      selector: "node.start",
+      style: { "border-width": 4, "border-color": "#2563eb", "background-color": "#eff6ff" },
+    },
+    {
+      selector: "node.final",
+      style: { "border-style": "double", "border-width": 6, "border-color": "#15803d", "background-color": "#f0fdf4", shape: "ellipse" },
+    },
+    {
+      selector: "edge",
+      style: {
+        width: 2,
+        "line-color": "#94a3b8",
+        "target-arrow-color": "#94a3b8",
+        "arrow-scale": 1.1,
+        ...(levels ? { ...EDGE_OVERVIEW, "mid-target-arrow-color": "#94a3b8" } : EDGE_ROUTED),
+      },
+    },
+    ...(levels ? [{ selector: "edge.detail", style: { ...EDGE_ROUTED, "mid-target-arrow-shape": "none" } }] : []),
+    { selector: `edge${detail}[label]`, style: EDGE_TEXT },
+    { selector: "edge.loop", style: { "line-style": "dashed", "line-color": "#7c3aed", "target-arrow-color": "#7c3aed", "loop-direction": "-45deg", "loop-sweep": "-70deg" } },
+    ...(levels ? [{ selector: "edge.loop", style: { "mid-target-arrow-color": "#7c3aed" } }] : []),
+    ...(levels ? MARKS.map(withMidArrow) : MARKS),
+  ];
+}
