@@ -1,0 +1,133 @@
+"""From a checked document to the typed Flow: transition ids filled in, then the frozen model built."""
+from __future__ import annotations
+
+from typing import Any
+
+from flows.model import (
+    COMMANDS, DEFAULT_FALLBACK, DEFAULT_SESSION_TTL, Action, Button, Command, Condition, Flow, Input,
+    Message, Reminder, Settings, State, Transition,
+)
+
+DEFAULT_COMMANDS: dict[str, Command | None] = {
+    "cancel": Command(match=("/cancel",), reply="Диалог отменён."),
+    "restart": Command(match=("/start",), reply=None),
+    "back": None,
+    "help": None,
+}
+
+
+def normalise(raw: dict[str, Any]) -> dict[str, Any]:
+    """`raw` with every transition id filled in, as a new top-level object and a new transitions list.
+
+    Only what changes is copied: a transition given an id becomes a new object, everything else is
+    shared with `raw` (documents are values here: nothing writes into a loaded document).
+    """
+    document = dict(raw)
+    transitions = raw.get("transitions")
+    if not transitions:
+        return document
+    document["transitions"] = transitions = list(transitions)
+    taken = {tr["id"] for tr in transitions if "id" in tr}
+    if len(taken) == len(transitions):
+        return document  # every id given (and distinct): nothing to generate
+    for index, tr in enumerate(transitions):
+        if "id" in tr:
+            continue
+        base = f"{tr['from']}__{tr['to']}"
+        candidate, n = base, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{base}_{n}"
+        taken.add(candidate)
+        transitions[index] = {"id": candidate, **tr}
+    return document
+
+
+def _buttons(rows: list[list[dict[str, Any]]] | None) -> tuple[tuple[Button, ...], ...]:
+    if not rows:
+        return ()
+    return tuple(
+        tuple([Button(text=b["text"], payload=b.get("payload"), url=b.get("url")) for b in row]) for row in rows)
+
+
+def _input(spec: dict[str, Any]) -> Input:
+    get = spec.get
+    return Input(
+        type=spec["type"], save_as=get("save_as"), error=get("error"), max_attempts=get("max_attempts"),
+        min_length=get("min_length"), max_length=get("max_length"), min=get("min"), max=get("max"),
+        choices=tuple(get("choices", ())), pattern=get("pattern"), kinds=tuple(get("kinds", ())))
+
+
+def _state(raw: dict[str, Any]) -> State:
+    get = raw.get
+    spec = get("input")
+    say = get("say")
+    return State(
+        id=raw["id"], title=get("title", ""), final=get("final", False),
+        say=tuple([Message(text=m["text"], buttons=_buttons(m.get("buttons"))) for m in say]) if say else (),
+        input=None if spec is None else _input(spec), note=get("note", ""))
+
+
+def _condition(raw: dict[str, Any]) -> Condition:
+    value = raw.get("value")
+    # Lists become tuples so the frozen model stays hashable.
+    return Condition(var=raw["var"], op=raw["op"], value=tuple(value) if isinstance(value, list) else value)
+
+
+def _transition(raw: dict[str, Any]) -> Transition:
+    get = raw.get
+    after, conditions, assigned, actions = get("after"), get("if"), get("set"), get("actions")
+    return Transition(
+        id=raw["id"], source=raw["from"], target=raw["to"], on=raw["on"], payload=get("payload"),
+        match=tuple(get("match", ())), pattern=get("pattern"), kinds=tuple(get("kinds", ())),
+        name=get("name"), after=float(after) if after is not None else None,
+        conditions=tuple([_condition(c) for c in conditions]) if conditions else (),
+        set=tuple([(k, v) for k, v in assigned.items() if not k.startswith("x-")]) if assigned else (),
+        actions=tuple([Action(type=a["type"], url=a.get("url")) for a in actions]) if actions else ())
+
+
+def _settings(raw: dict[str, Any]) -> Settings:
+    rem = raw.get("reminder")
+    reminder = None
+    if rem is not None:
+        reminder = Reminder(after=rem["after"], text=rem["text"], buttons=_buttons(rem.get("buttons")))
+    return Settings(
+        session_ttl=raw.get("session_ttl", DEFAULT_SESSION_TTL), reminder=reminder,
+        fallback=raw.get("fallback", DEFAULT_FALLBACK), start_on=raw.get("start_on", "any"))
+
+
+def _commands(raw: dict[str, Any]) -> dict[str, Command | None]:
+    commands: dict[str, Command | None] = {}
+    for name in COMMANDS:
+        default = DEFAULT_COMMANDS[name]
+        if name not in raw:
+            commands[name] = default
+            continue
+        given = raw[name]
+        if given is None:
+            commands[name] = None
+            continue
+        # Defaults apply field by field: a given field wins, a missing one keeps the default.
+        match = given["match"] if "match" in given else (default.match if default else ())
+        reply = given["reply"] if "reply" in given else (default.reply if default else None)
+        commands[name] = Command(match=tuple(match), reply=reply)
+    return commands
+
+
+def _layout(raw: dict[str, Any]) -> dict[str, dict[str, float]]:
+    layout: dict[str, dict[str, float]] = {}
+    for key, pos in raw.items():
+        if isinstance(pos, dict) and all(
+                isinstance(pos.get(c), (int, float)) and not isinstance(pos.get(c), bool) for c in "xy"):
+            layout[key] = {"x": float(pos["x"]), "y": float(pos["y"])}
+    return layout
+
+
+def build(document: dict[str, Any]) -> Flow:
+    """The typed Flow of a checked, normalised document."""
+    return Flow(
+        id=document["id"], title=document.get("title", ""), start=document.get("start", ""),
+        settings=_settings(document.get("settings", {})), commands=_commands(document.get("commands", {})),
+        states=tuple([_state(s) for s in document["states"]]),
+        transitions=tuple([_transition(t) for t in document.get("transitions", ())]),
+        layout=_layout(document.get("layout", {})), document=document)
