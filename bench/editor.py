@@ -174,9 +174,9 @@ def cpu_seconds(cdp: CDPSession) -> float:
 
 def open_and_click(page: Page, cdp: CDPSession, url: str) -> dict[str, float]:
     """Open the editor, then click a state the moment the editor says it is ready."""
-    cpu = cpu_seconds(cdp)
     started = time.perf_counter()
     page.goto(url, wait_until="commit")
+    cpu = cpu_seconds(cdp)  # after the commit: the new document may live in a new process
     page.wait_for_function("window.botflowEditor && window.botflowEditor.ready !== null", timeout=60000)
     point = page.evaluate(WATCH_CLICK, CLICKED)
     page.mouse.click(point["x"], point["y"])

@@ -7,8 +7,8 @@ import { stateLabel, triggerLabel } from "./labels.js";
 export const nodeKey = (id) => `s:${id}`;
 export const edgeKey = (id) => `t:${id}`;
 
-/** Flows with more elements than this are drawn the cheap way while the view moves. */
-export const LARGE = 400;
+/** Flows with more elements (states and transitions) than this get the big-flow drawing (createGraph). */
+export const LARGE = 800;
 
 /**
  * A Cytoscape canvas. `large` (a big flow) trades looks for speed: two levels of detail (style.js), the view
@@ -41,7 +41,10 @@ export function createGraph(container, { interactive = true, large = false } = {
  */
 export async function openGraph(container, doc, options = {}) {
   const cy = createGraph(container, options);
-  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  await new Promise((resolve) => {
+    cy.one("render", resolve);
+    setTimeout(resolve, 100);  // a hidden tab draws nothing; better a slower first frame than none
+  });
   performance.mark("editor:canvas");
   syncGraph(cy, { ...doc, transitions: [] });
   cy.viewport(statesViewport(cy));

@@ -1,9 +1,10 @@
 // The canvas look: start and final states, loops and parallel edges, issues, simulator and diff marks.
 //
-// Big flows are drawn in two levels of detail (see detail.js): zoomed out, where no label is legible anyway,
-// elements lack the `detail` class and get no labels, and transitions are straight lines with the arrow in
-// the middle; Cytoscape then spends nothing on measuring text or routing edges around node borders. Elements
-// in view once the zoom makes labels legible get `detail` and look exactly as in a small flow.
+// Big flows are drawn in two levels of detail (see detail.js): zoomed out, where no label is legible anyway
+// (and an arrowhead is a few pixels), elements lack the `detail` class: no labels, and transitions are plain
+// lines from centre to centre; Cytoscape then spends nothing on measuring text, routing edges around node
+// borders or drawing arrowheads, for every element in every frame. Elements in view once the zoom makes
+// labels legible get `detail` and look exactly as in a small flow.
 
 /** Zoom from which labels are legible: node text is 13px and Cytoscape hides text under 6px on screen. */
 export const DETAIL_ZOOM = 6 / 13;
@@ -33,13 +34,14 @@ const EDGE_ROUTED = {
   "curve-style": "bezier",
   "control-point-step-size": 48,
   "target-arrow-shape": "triangle",
+  "target-arrow-color": "#94a3b8",
+  "arrow-scale": 1.1,
 };
 
-// The zoomed-out look of a big flow's transitions: centre to centre, the arrow half-way.
+// The zoomed-out look of a big flow's transitions: centre to centre, nothing else.
 const EDGE_OVERVIEW = {
   "curve-style": "haystack",
   "haystack-radius": 0,
-  "mid-target-arrow-shape": "none",
 };
 
 const MARKS = [
@@ -62,12 +64,6 @@ const MARKS = [
   { selector: ".eh-ghost-edge.eh-preview-active", style: { opacity: 0 } },
   { selector: ".eh-hover, .eh-target", style: { "border-color": "#2563eb", "border-width": 4 } },
 ];
-
-/** The arrow colour of a rule, for the middle arrow too (the zoomed-out look of a big flow). */
-function withMidArrow(rule) {
-  const colour = rule.style["target-arrow-color"];
-  return colour ? { ...rule, style: { ...rule.style, "mid-target-arrow-color": colour } } : rule;
-}
 
 /** The stylesheet; `levels` draws the zoomed-out look for elements without the `detail` class. */
 export function graphStyle({ levels = false } = {}) {
@@ -96,18 +92,11 @@ export function graphStyle({ levels = false } = {}) {
     },
     {
       selector: "edge",
-      style: {
-        width: 2,
-        "line-color": "#94a3b8",
-        "target-arrow-color": "#94a3b8",
-        "arrow-scale": 1.1,
-        ...(levels ? { ...EDGE_OVERVIEW, "mid-target-arrow-color": "#94a3b8" } : EDGE_ROUTED),
-      },
+      style: { width: 2, "line-color": "#94a3b8", ...(levels ? EDGE_OVERVIEW : EDGE_ROUTED) },
     },
-    ...(levels ? [{ selector: "edge.detail", style: { ...EDGE_ROUTED, "mid-target-arrow-shape": "none" } }] : []),
+    ...(levels ? [{ selector: "edge.detail", style: EDGE_ROUTED }] : []),
     { selector: `edge${detail}[label]`, style: EDGE_TEXT },
     { selector: "edge.loop", style: { "line-style": "dashed", "line-color": "#7c3aed", "target-arrow-color": "#7c3aed", "loop-direction": "-45deg", "loop-sweep": "-70deg" } },
-    ...(levels ? [{ selector: "edge.loop", style: { "mid-target-arrow-color": "#7c3aed" } }] : []),
-    ...(levels ? MARKS.map(withMidArrow) : MARKS),
+    ...MARKS,
   ];
 }
