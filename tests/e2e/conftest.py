@@ -47,13 +47,13 @@ class App:
         return httpx.request(method, self.url + path, headers=headers, timeout=15, **kwargs)  # type: ignore[arg-type]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def fake_max_e2e() -> Iterator[FakeMax]:
     with FakeMax(tokens={MAX_TOKEN}) as fake:
         yield fake
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def app(tmp_path_factory: pytest.TempPathFactory, fake_max_e2e: FakeMax) -> Iterator[App]:
     """`botflow` as it runs in production (uvicorn, migrations at start-up), on its own SQLite file."""
     folder = tmp_path_factory.mktemp("e2e")
@@ -99,7 +99,7 @@ def app(tmp_path_factory: pytest.TempPathFactory, fake_max_e2e: FakeMax) -> Iter
         log.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     executable = shutil.which("chromium") or shutil.which("chromium-browser")
     if executable is None:
