@@ -1,7 +1,7 @@
 // The flow editor page: wires the canvas, the draft store, the side panel, live validation and the simulator.
 import * as ops from "./editor/doc.js";
 import {
-  openGraph, syncGraph, autoLayout, statesViewport, positionsOf, nodeKey, edgeKey, LARGE,
+  openGraph, syncGraph, autoLayout, statesViewport, positionsOf, selected, nodeKey, edgeKey, LARGE,
 } from "./editor/graph.js";
 import { DraftStore } from "./editor/store.js";
 import { IssuesPanel } from "./editor/issues.js";
@@ -70,11 +70,11 @@ banner.querySelector("[data-reload]").addEventListener("click", () => window.loc
 
 // ---- canvas edits ----
 function selectedStates() {
-  return cy.nodes(":selected").map((n) => n.data("sid"));
+  return selected(cy).nodes().map((n) => n.data("sid"));
 }
 
 function select(kind, id) {
-  cy.elements(":selected").unselect();
+  selected(cy).unselect();
   const ele = cy.getElementById(kind === "state" ? nodeKey(id) : edgeKey(id));
   ele.select();
   return ele;
@@ -97,7 +97,7 @@ function addTransition(from, to) {
 
 function deleteSelection() {
   const states = selectedStates();
-  const transitions = cy.edges(":selected").map((e) => e.data("tid"));
+  const transitions = selected(cy).edges().map((e) => e.data("tid"));
   if (!states.length && !transitions.length) return;
   const doc = ops.deleteStates(ops.deleteTransitions(store.doc, transitions), states);
   store.commit(doc, "delete");
@@ -133,13 +133,13 @@ const actions = {
     pastes += 1;
     const { doc, ids } = ops.pasteStates(store.doc, clipboard, { x: 40 * pastes, y: 40 * pastes });
     store.commit(doc, "paste");
-    cy.elements(":selected").unselect();
+    selected(cy).unselect();
     cy.collection(ids.map((id) => cy.getElementById(nodeKey(id)))).select();
   },
   selectAll: () => cy.nodes().select(),
-  deselect: () => cy.elements(":selected").unselect(),
+  deselect: () => selected(cy).unselect(),
   rename: () => {
-    const nodes = cy.nodes(":selected");
+    const nodes = selected(cy).nodes();
     if (nodes.length === 1) rename(nodes[0]);
   },
   layout: async () => {
@@ -150,7 +150,7 @@ const actions = {
   zoomIn: () => cy.zoom({ level: cy.zoom() * 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
   zoomOut: () => cy.zoom({ level: cy.zoom() / 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
   settings: () => {
-    cy.elements(":selected").unselect();
+    selected(cy).unselect();
     clearTimeout(selectionTimer);  // the unselect above must not replace the settings with a hint
     panel.show("settings");
   },
@@ -199,7 +199,7 @@ cy.on("dragfree", "node", (e) => {
 cy.on("select unselect", () => {
   clearTimeout(selectionTimer);
   selectionTimer = setTimeout(() => {
-    const sel = cy.elements(":selected");
+    const sel = selected(cy);
     if (sel.length === 1) panel.show(sel.isNode() ? "state" : "transition", sel.data(sel.isNode() ? "sid" : "tid"));
     else if (sel.length > 1) panel.show("none", `${sel.length} elements selected. Delete removes them; Ctrl+C copies the states.`);
     else panel.show("none");
@@ -209,7 +209,7 @@ panel.onSelect = (key) => {
   const [kind, id] = key.split(/:(.*)/s);
   if (kind === "state" || kind === "transition") {
     const ele = cy.getElementById(kind === "state" ? nodeKey(id) : edgeKey(id));
-    cy.batch(() => { cy.elements(":selected").unselect(); ele.select(); });
+    cy.batch(() => { selected(cy).unselect(); ele.select(); });
   }
 };
 

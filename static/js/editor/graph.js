@@ -56,8 +56,25 @@ export async function openGraph(container, doc, options = {}) {
   if (levels) cy.nodes(".detail").connectedEdges().addClass("detail");
   cy.batch(() => cy.edges().forEach((edge) => { edge.pstyle("label"); }));
   if (options.large) cy.scratch("detailLevels", new DetailLevels(cy));
+  trackSelection(cy);
   performance.mark("editor:transitions");
   return cy;
+}
+
+// Cytoscape finds the selection by testing every element, tens of milliseconds on a 1,000-state flow at each
+// click, so an opened canvas keeps the ids of its selected elements.
+function trackSelection(cy) {
+  const ids = new Set();
+  cy.on("select", (e) => { ids.add(e.target.id()); });
+  cy.on("unselect remove", (e) => { ids.delete(e.target.id()); });
+  cy.scratch("selected", ids);
+}
+
+/** The selected elements (from the kept ids on a canvas made by openGraph). */
+export function selected(cy) {
+  const ids = cy.scratch("selected");
+  if (!ids) return cy.elements(":selected");
+  return cy.collection([...ids].map((id) => cy.getElementById(id)).filter((e) => e.nonempty() && e.selected()));
 }
 
 function nodeData(doc, state) {

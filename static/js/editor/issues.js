@@ -1,6 +1,6 @@
 // Live validation: the issues panel and the marks on the canvas, kept until a re-validation drops them.
 import { api } from "../api.js";
-import { nodeKey, edgeKey } from "./graph.js";
+import { nodeKey, edgeKey, selected } from "./graph.js";
 
 export class IssuesPanel {
   constructor(cy, list, summary, validationUrl) {
@@ -89,7 +89,7 @@ export class IssuesPanel {
   focus(index) {
     const eles = this.elementsOf(this.issues[index]);
     if (eles.empty()) return;
-    this.cy.elements(":selected").unselect();
+    selected(this.cy).unselect();
     eles.select();
     centre(this.cy, eles.union(eles.connectedNodes()));
   }

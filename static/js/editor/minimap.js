@@ -62,24 +62,32 @@ export class Minimap {
 
   redraw() {
     clearTimeout(this.timer);
-    const nodes = this.cy.nodes().filter((n) => !n.hasClass("eh-ghost-node"));
     const ctx = this.canvas.getContext("2d");
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
-    if (nodes.empty() || !this.width || !this.height) {
+    // One pass over the states, with no per-element style or traversal calls: a big flow redraws in
+    // a few milliseconds. Every state has the same size, so the first one's is used for all.
+    const at = new Map();
+    const groups = new Map();  // colour -> top-left corners
+    let w = 0; let h = 0;
+    let x1 = Infinity; let y1 = Infinity; let x2 = -Infinity; let y2 = -Infinity;
+    this.cy.nodes().forEach((n) => {
+      if (n.hasClass("eh-ghost-node")) return;
+      if (!w) { w = n.outerWidth(); h = n.outerHeight(); }
+      const p = n.position();
+      at.set(n.id(), p);
+      x1 = Math.min(x1, p.x); x2 = Math.max(x2, p.x);
+      y1 = Math.min(y1, p.y); y2 = Math.max(y2, p.y);
+      const colour = (COLOURS.find(([cls]) => n.hasClass(cls)) || [null, PLAIN])[1];
+      if (!groups.has(colour)) groups.set(colour, []);
+      groups.get(colour).push(p);
+    });
+    if (!at.size || !this.width || !this.height) {
       this.map = null;
       this.placeFrame();
       return;
     }
-    let x1 = Infinity; let y1 = Infinity; let x2 = -Infinity; let y2 = -Infinity;
-    const boxes = nodes.map((n) => {
-      const p = n.position();
-      const w = n.outerWidth() / 2;
-      const h = n.outerHeight() / 2;
-      x1 = Math.min(x1, p.x - w); x2 = Math.max(x2, p.x + w);
-      y1 = Math.min(y1, p.y - h); y2 = Math.max(y2, p.y + h);
-      return [n, p.x - w, p.y - h, 2 * w, 2 * h];
-    });
+    x1 -= w / 2; x2 += w / 2; y1 -= h / 2; y2 += h / 2;
     const pad = 4;
     const scale = Math.min((this.width - 2 * pad) / (x2 - x1), (this.height - 2 * pad) / (y2 - y1));
     const dx = (this.width - scale * (x2 - x1)) / 2 - scale * x1;
@@ -89,8 +97,9 @@ export class Minimap {
 
     ctx.beginPath();
     this.cy.edges().forEach((e) => {
-      const s = e.source().position();
-      const t = e.target().position();
+      const s = at.get(e.data("source"));
+      const t = at.get(e.data("target"));
+      if (!s || !t) return;
       ctx.moveTo(s.x, s.y);
       ctx.lineTo(t.x, t.y);
     });
@@ -99,15 +108,9 @@ export class Minimap {
     ctx.stroke();
 
     // One fill per colour: far cheaper than switching the fill style box by box.
-    const groups = new Map();
-    for (const [n, x, y, w, h] of boxes) {
-      const colour = (COLOURS.find(([cls]) => n.hasClass(cls)) || [null, PLAIN])[1];
-      if (!groups.has(colour)) groups.set(colour, []);
-      groups.get(colour).push([x, y, w, h]);
-    }
-    for (const [colour, rects] of groups) {
+    for (const [colour, points] of groups) {
       ctx.beginPath();
-      for (const [x, y, w, h] of rects) ctx.rect(x, y, w, h);
+      for (const p of points) ctx.rect(p.x - w / 2, p.y - h / 2, w, h);
       ctx.fillStyle = colour;
       ctx.fill();
     }
