@@ -19,4 +19,4 @@ if __name__ == "__main__":
     ap.add_argument("--port", type=int, default=8001)
     args = ap.parse_args()
     # The same uvicorn options server/serve.py uses, so only the app differs.
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="info", proxy_headers=True)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="info", proxy_headers=True, access_log=False)

@@ -144,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run designer, API and runtime in one process")
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    p.add_argument("--access-log", action="store_true", help="log one line per HTTP request (off by default)")
     p.set_defaults(handler=cmd_serve)
 
     db = sub.add_parser("db", help="database maintenance").add_subparsers(

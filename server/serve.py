@@ -21,5 +21,8 @@ def run(args: Namespace) -> int:
     app = create_app(settings)
     host = getattr(args, "host", None) or "127.0.0.1"
     port = int(getattr(args, "port", None) or 8000)
-    uvicorn.run(app, host=host, port=port, log_level="info", proxy_headers=True)
+    # No access log: one formatted line per request costs about as much CPU as a webhook's reply call, and
+    # the runtime logs what goes wrong itself. `--access-log` turns it back on.
+    uvicorn.run(app, host=host, port=port, log_level="info", proxy_headers=True,
+                access_log=bool(getattr(args, "access_log", False)))
     return 0
