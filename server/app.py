@@ -91,6 +91,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         secret=key, key="botflow_session", httponly=True, samesite="lax",
         secure=bool(settings.public_url and settings.public_url.startswith("https")),
         max_age=14 * 24 * 3600,
+        # MAX deliveries carry no cookies; parsing them and wrapping send costs every webhook for nothing.
+        exclude=["^/webhooks/"],
     )
     csrf_config = CSRFConfig(
         secret=settings.secret_key, cookie_name="csrftoken", header_name="x-csrftoken",
@@ -102,7 +104,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         *optional_routes("web.routes"),
         create_static_files_router(path="/static", directories=[ROOT / "static"], include_in_schema=False),
     ]
-    return Litestar(
+    app = Litestar(
         route_handlers=routes,
         state=State({"settings": settings}),
         dependencies={"db_session": Provide(provide_db_session)},
@@ -116,6 +118,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
         openapi_config=OpenAPIConfig(title="Botflow", version="0.1.0", path="/schema"),
         debug=False,
     )
+    fastpath = optional_module("server.runtime.fastpath")
+    if fastpath is not None:
+        fastpath.install(app)  # MAX webhooks skip the router and the middleware they do not use
+    return app
 
 
 def request_db(request: Request) -> Database:
