@@ -82,7 +82,9 @@ class PooledTransport(httpx.AsyncBaseTransport):
             conn = idle.pop() if reused else await self._connect(origin, connect_timeout)
             try:
                 conn.writer.write(payload)
-                response = await asyncio.wait_for(self._response(conn, method), read_timeout)
+                # asyncio.timeout arms one timer; wait_for would also wrap the read in a task of its own.
+                async with asyncio.timeout(read_timeout):
+                    response = await self._response(conn, method)
             except asyncio.TimeoutError as exc:
                 conn.close()
                 raise httpx.ReadTimeout(f"{method} {origin[1]}:{origin[2]} got no answer in time") from exc
