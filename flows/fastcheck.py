@@ -29,7 +29,6 @@ _INPUT = {t: frozenset(("type", "save_as", "error", "max_attempts", *INPUT_OPTIO
           for t in INPUT_TYPES}
 _TRANSITION = {t: frozenset(("id", "from", "to", "on", "if", "set", "actions", *TRIGGER_OPTIONS.get(t, ())))
                for t in TRIGGERS}
-_NEEDS = {"button": "payload", "event": "name", "timeout": "after"}
 _CONDITION = frozenset(("var", "op", "value"))
 _CONDITION_NO_VALUE = frozenset(("var", "op"))
 _WEBHOOK = frozenset(("type", "url"))
@@ -343,28 +342,24 @@ def _transition(value: Any, add: Add) -> bool:
         return False
     if "actions" in value and not _entries(value["actions"], _action, add):
         return False
-    if on not in TRIGGER_OPTIONS:
-        return True  # a trigger without options
-    if on in _NEEDS and _NEEDS[on] not in value:
-        return False
-    if "payload" in value and not _text(value["payload"], add):
-        return False
-    if "name" in value:
-        name = value["name"]
-        if not _text(name, add) or not name.strip():
-            return False
-    if "after" in value and (not _number(value["after"]) or value["after"] < 1):
-        return False
-    if "kinds" in value and not _kinds(value["kinds"]):
-        return False
+    # `allowed` already keeps other triggers' options out: only this trigger's own are checked.
+    if on == "button":
+        return "payload" in value and _text(value["payload"], add)
+    if on == "event":
+        name = value.get("name")
+        return _text(name, add) and bool(name.strip())
+    if on == "timeout":
+        after = value.get("after")
+        return _number(after) and after >= 1
+    if on == "attachment":
+        return "kinds" not in value or _kinds(value["kinds"])
     if on == "text":
         if "match" not in value and "pattern" not in value:
             return False
         if "match" in value and not _texts(value["match"], add, True):
             return False
-        if "pattern" in value and not _regex(value["pattern"], add):
-            return False
-    return True
+        return "pattern" not in value or _regex(value["pattern"], add)
+    return True  # input, invalid, else: no options
 
 
 def well_formed(doc: Any) -> bool:
