@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
+from functools import lru_cache
 from typing import Any
 
 import httpx
+import msgspec
 
 from server.runtime.ratelimit import RateLimiter
 
@@ -33,6 +34,7 @@ class MaxApiError(Exception):
         self.retry_after = retry_after
 
 
+@lru_cache(maxsize=1024)  # asked on every call; a bot's token rarely changes
 def token_key(token: str) -> str:
     """A stable, non-secret key for one bot's token (rate-limit bucket, log lines)."""
     return hashlib.sha256(token.encode()).hexdigest()[:16]
@@ -76,7 +78,7 @@ class MaxClient:
         """
         await self.limiter.acquire(token_key(token))
         headers = {"Authorization": token, **JSON_HEADERS}
-        content = None if body is None else json.dumps(body, ensure_ascii=False).encode()
+        content = None if body is None else msgspec.json.encode(body)
         query = {k: v for k, v in (params or {}).items() if v is not None}
         url = self.base_url + path
         try:

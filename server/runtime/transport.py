@@ -8,13 +8,13 @@ idle HTTP/1.1 connections per (scheme, host, port) and costs O(1) per request.
 from __future__ import annotations
 
 import asyncio
-import json
 import ssl
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import httpx
+import msgspec
 
 Origin = tuple[str, str, int]
 
@@ -158,7 +158,7 @@ class LeanResponse:
             return ""
 
     def json(self) -> Any:
-        return json.loads(self.content)
+        return msgspec.json.decode(self.content)  # DecodeError is a ValueError, as json's is
 
 
 class LeanClient:
