@@ -44,7 +44,73 @@ def ordered(document: dict[str, Any]) -> dict[str, Any]:
 
 def dump_json(document: dict[str, Any]) -> str:
     """Pretty JSON (indent 2) in the spec's key order, ending with a newline."""
-    return json.dumps(ordered(document), indent=2, ensure_ascii=False) + "\n"
+    document = ordered(document)
+    parts: list[str] = []
+    try:
+        _pretty(document, "\n", parts)
+    except Exception:  # noqa: BLE001 - anything unusual: the json module says what it makes of it
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    parts.append("\n")
+    return "".join(parts)
+
+
+_quote = json.encoder.encode_basestring  # JSON string syntax, UTF-8 characters as they are
+_INF = float("inf")
+
+
+class _Unusual(Exception):
+    """A value `_pretty` leaves to the json module."""
+
+
+def _pretty(value: Any, newline: str, out: list[str]) -> None:
+    """Append `json.dumps(value, indent=2, ensure_ascii=False)` in parts, for plain JSON data.
+
+    With `indent` the json module falls back to its pure-Python encoder, several times slower than
+    writing the same text here; `newline` is the line break plus the current indentation.
+    """
+    kind = type(value)
+    if kind is str:
+        out.append(_quote(value))
+    elif kind is dict:
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        lead = "{" + inner
+        for key, sub in value.items():
+            if type(key) is not str:
+                raise _Unusual
+            if type(sub) is str:  # the usual leaf, written without a call
+                out.append(lead + _quote(key) + ": " + _quote(sub))
+            else:
+                out.append(lead + _quote(key) + ": ")
+                _pretty(sub, inner, out)
+            lead = "," + inner
+        out.append(newline + "}")
+    elif kind is list:
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        lead = "[" + inner
+        for sub in value:
+            if type(sub) is str:
+                out.append(lead + _quote(sub))
+            else:
+                out.append(lead)
+                _pretty(sub, inner, out)
+            lead = "," + inner
+        out.append(newline + "]")
+    elif value is None:
+        out.append("null")
+    elif kind is bool:
+        out.append("true" if value else "false")
+    elif kind is int:
+        out.append(int.__repr__(value))
+    elif kind is float and value == value and value not in (_INF, -_INF):
+        out.append(float.__repr__(value))
+    else:
+        raise _Unusual
 
 
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]

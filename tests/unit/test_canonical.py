@@ -9,9 +9,10 @@ from typing import Any, Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from strategies import flow_documents
 
-from flows.canonical import canonical_json, content_hash, dump_json, dump_yaml
+from flows.canonical import canonical_json, content_hash, dump_json, dump_yaml, ordered
 from flows.load import load, parse_text
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "registration.json"
@@ -151,3 +152,32 @@ def test_generated_documents_keep_their_references_valid(doc: dict[str, Any]) ->
     assert flow.start in ids
     assert all(t.source in ids and t.target in ids for t in flow.transitions)
     assert len({t.id for t in flow.transitions}) == len(flow.transitions)
+
+
+# Any data, including what JSON cannot hold or writes in its own way: NaN, non-string keys, tuples.
+ANY_DATA = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=6),
+              st.sampled_from([("a", 1), -0.0, "\u2028", '"\\', "\ud800"])),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(
+        st.one_of(st.text(max_size=3), st.sampled_from(["id", "states", 1, None, True, 2.5])), inner, max_size=3)),
+    max_leaves=10)
+
+
+def _json_module(document: Any) -> str:
+    try:
+        return json.dumps(ordered(document), indent=2, ensure_ascii=False) + "\n"
+    except (TypeError, ValueError) as exc:
+        return repr(exc)
+
+
+def _ours(document: Any) -> str:
+    try:
+        return dump_json(document)
+    except (TypeError, ValueError) as exc:
+        return repr(exc)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(flow_documents(), st.dictionaries(st.sampled_from(["states", "transitions", "x"]), ANY_DATA)))
+def test_dump_json_writes_what_the_json_module_writes(document: dict[str, Any]) -> None:
+    assert _ours(document) == _json_module(document)
