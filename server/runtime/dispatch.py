@@ -21,6 +21,8 @@ from server.runtime.webhook import Incoming
 log = logging.getLogger("botflow.runtime.dispatch")
 
 SendFn = Callable[[BotInfo, dict[str, Any]], Awaitable[Any]]
+# Ten years: longer than any dialog is kept in practice, far inside what every store accepts as a TTL.
+MAX_KEY_TTL = 10 * 365 * 24 * 3600.0
 
 
 def due(flow: Flow, session: Session) -> float | None:
@@ -191,7 +193,8 @@ class Dispatcher:
             if latest is not None and (result.session.flow, result.session.version) == (latest.id, latest.version):
                 runs_on = latest
             ttl = result.session.updated_at + runs_on.settings.session_ttl - now
-            write.ttl = max(1, math.ceil(ttl))
+            # session_ttl has no upper bound; stores (Redis EX) take at most a 64-bit count of seconds.
+            write.ttl = max(1, math.ceil(min(ttl, MAX_KEY_TTL)))
             write.timer_due = due(runs_on, result.session)
             after["due"] = write.timer_due  # type: ignore[index]
         write.actions = [{"id": new_token(), "bot": bot_id, "user": user, "url": effect.url, "data": effect.data,

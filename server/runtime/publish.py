@@ -9,7 +9,7 @@ from typing import Any
 from flows.model import Flow
 from flows.session import Session
 from server.runtime import timeline
-from server.runtime.dispatch import Dispatcher, due
+from server.runtime.dispatch import MAX_KEY_TTL, Dispatcher, due
 from server.runtime.stores.base import Write, new_token
 
 log = logging.getLogger("botflow.runtime.publish")
@@ -74,7 +74,7 @@ def _migrated(stored: dict[str, Any], target: Flow, now: float) -> Write | None:
     session = Session.from_dict(moved)
     text = (f"Publish of {target.id} v{target.version}: dialog migrated from "
             f"{stored.get('flow')} v{stored.get('version')}.")
-    ttl = max(1, math.ceil(session.updated_at + target.settings.session_ttl - now))
+    ttl = max(1, math.ceil(min(session.updated_at + target.settings.session_ttl - now, MAX_KEY_TTL)))
     moved["due"] = due(target, session)
     return Write(moved, ttl=ttl, timer_due=moved["due"],
                  timeline=timeline.note(now, "migrated", session.state, text, moved))

@@ -91,3 +91,22 @@ async def test_outgoing_calls_keep_under_the_per_bot_rate(sqlite_url: str, fake_
     assert len(times) == 3 * rate
     busiest = max(sum(1 for t in times if start <= t <= start + 1.0) for start in times)
     assert busiest <= rate, f"{busiest} calls within one second at a rate of {rate}/s"
+
+
+@pytest.mark.parametrize("ttl", [10**20, 1e300])
+async def test_a_very_long_session_ttl_still_serves(harness: Harness, fake_max: FakeMax, ttl) -> None:  # noqa: F811
+    """session_ttl has no upper bound in flow-format.md; a document that loads must run on every store."""
+    document = registration()
+    document["id"] = "forever"
+    document["settings"] = {**document["settings"], "session_ttl": ttl}
+    document["transitions"].append({"id": "slow", "from": "ask_phone", "to": "ask_name", "on": "timeout",
+                                    "after": ttl // 2 if isinstance(ttl, int) else ttl / 2})
+    await harness.publish(BOT, document)
+    assert (await harness.deliver(BOT, msg(7003, "/start"))).status_code == 200
+    assert (await harness.deliver(BOT, msg(7003, "Иван"))).status_code == 200
+    session = (await harness.api("GET", f"/api/bots/{BOT}/users/7003/session")).json()
+    assert (session["flow"], session["state"]) == ("forever", "ask_phone")
+    document["title"] = "Forever, again"
+    version = await harness.publish(BOT, document, sessions="migrate")
+    moved = (await harness.api("GET", f"/api/bots/{BOT}/users/7003/session")).json()
+    assert (moved["version"], moved["state"], moved["data"]) == (version, "ask_phone", {"name": "Иван"})
