@@ -119,8 +119,11 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def json_data_problems(document: Any, report: Report) -> None:
-    """Report keys that are not strings and values JSON cannot hold (dates, NaN, binary, sets)."""
+def json_data_problems(document: Any, report: Report, fine: set[int] | frozenset[int] = frozenset()) -> None:
+    """Report keys that are not strings and values JSON cannot hold (dates, NaN, binary, sets).
+
+    List elements whose id is in `fine` are known to hold nothing to report and are skipped.
+    """
     stack: list[tuple[Any, str]] = [(document, "")]
     while stack:
         value, path = stack.pop()
@@ -134,7 +137,7 @@ def json_data_problems(document: Any, report: Report) -> None:
                 else:
                     children.append((sub, join(path, key)))
         elif isinstance(value, list):
-            children = [(sub, item(path, i)) for i, sub in enumerate(value)]
+            children = [(sub, item(path, i)) for i, sub in enumerate(value) if id(sub) not in fine]
         elif isinstance(value, str):
             if not _encodable(value):
                 report.add(path, _SURROGATE)

@@ -371,6 +371,25 @@ def well_formed(doc: Any) -> bool:
         return False
 
 
+def fine_elements(doc: Any) -> set[int]:
+    """The ids of the states and transitions of `doc` in which the detailed checker finds nothing."""
+    fine: set[int] = set()
+    if type(doc) is not dict:
+        return fine
+    for field, check in (("states", _state), ("transitions", _transition)):
+        entries = doc.get(field)
+        if type(entries) is not list:
+            continue
+        for entry in entries:
+            texts: list[str] = []
+            try:
+                if check(entry, texts.append) and _utf8("".join(texts)):
+                    fine.add(id(entry))
+            except Exception:  # noqa: BLE001 - the detailed checker looks at this one
+                continue
+    return fine
+
+
 def _document(doc: Any, add: Add) -> bool:
     if type(doc) is not dict or not (_TOP.issuperset(doc) or _extras(doc, _TOP, add)):
         return False

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from flows.checks import Checker, article, Report, is_number, item, join, json_data_problems, kind
@@ -33,11 +34,18 @@ def _owners(field: str, table: dict[str, tuple[str, ...]], noun: str) -> str:
 
 
 class FlowChecker(Checker):
-    """Checks a whole raw document against the format; problems land in `report`."""
+    """Checks a whole raw document against the format; problems land in `report`.
+
+    States and transitions whose id is in `fine` are known to be free of problems and are skipped.
+    """
+
+    def __init__(self, report: Report, fine: set[int] | frozenset[int] = frozenset()) -> None:
+        super().__init__(report)
+        self.fine = fine
 
     def document(self, doc: Any) -> None:
         """Check everything, collecting every problem."""
-        json_data_problems(doc, self.report)
+        json_data_problems(doc, self.report, self.fine)
         self.fields(doc, "", {
             "format": self.format, "id": self.flow_id, "title": self.string, "start": self.string,
             "settings": self.settings, "commands": self.commands, "states": self.states,
@@ -108,7 +116,12 @@ class FlowChecker(Checker):
     # states -----------------------------------------------------------------------------------
 
     def states(self, value: Any, path: str) -> None:
-        self.listing(value, path, self.state, what="states")
+        self.listing(value, path, self.unsettled(self.state), what="states")
+
+    def unsettled(self, check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+        """`check`, skipping the elements already known to be fine."""
+        fine = self.fine
+        return lambda value, path: None if id(value) in fine else check(value, path)
 
     def state(self, value: Any, path: str) -> None:
         self.fields(value, path, {
@@ -186,7 +199,7 @@ class FlowChecker(Checker):
     # transitions ------------------------------------------------------------------------------
 
     def transitions(self, value: Any, path: str) -> None:
-        self.listing(value, path, self.transition, what="transitions")
+        self.listing(value, path, self.unsettled(self.transition), what="transitions")
 
     def transition(self, value: Any, path: str) -> None:
         common: dict[str, Any] = {
@@ -292,8 +305,14 @@ class FlowChecker(Checker):
                            " https://crm.example/leads")
 
 
-def check_document(doc: Any) -> list[dict[str, str]]:
-    """Every format problem of a raw document, one detail each (empty when it loads)."""
+def check_document(doc: Any, *, quick: bool = True) -> list[dict[str, str]]:
+    """Every format problem of a raw document, one detail each (empty when it loads).
+
+    With `quick`, states and transitions the quick check passes are not walked again: in a large
+    draft with one mistake, only the broken element pays for paths and messages.
+    """
+    from flows.fastcheck import fine_elements  # the quick check reads this module's tables
+
     report = Report()
-    FlowChecker(report).document(doc)
+    FlowChecker(report, fine_elements(doc) if quick else frozenset()).document(doc)
     return report.details
