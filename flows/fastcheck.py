@@ -4,18 +4,19 @@
 exactly the documents the detailed checker accepts, using plain type checks and key-set comparisons
 instead of building a path and a message for every field. Anything unusual (a subclass of a JSON
 type, an exception) answers False, and the caller then runs the detailed checker, which stays the one
-source of the problem details.
+source of the problem details. The checks of single values live in `flows.fastvalues`.
 """
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable
 from typing import Any
 
-from flows.model import ATTACHMENT_KINDS, COMMANDS, DEFAULT_SESSION_TTL, FORMAT, INPUT_TYPES, OPS, TRIGGERS
+from flows.checks import IDENTIFIER
+from flows.fastvalues import (
+    Add, data_ok, extras_ok, keyboard_ok, kinds_ok, number_ok, regex_ok, scalar_ok, text_ok, texts_ok, utf8_ok,
+)
+from flows.model import COMMANDS, DEFAULT_SESSION_TTL, FORMAT, INPUT_TYPES, OPS, TRIGGERS
 from flows.schema import FLOW_ID, INPUT_OPTIONS, LIST_OPS, NO_VALUE_OPS, STATE_ID, TRIGGER_OPTIONS, URL
-from flows.checks import IDENTIFIER, regex_problem
 
 _TOP = frozenset(("format", "id", "title", "start", "settings", "commands", "states", "transitions", "layout"))
 _SETTINGS = frozenset(("session_ttl", "reminder", "fallback", "start_on"))
@@ -24,7 +25,6 @@ _COMMANDS = frozenset(COMMANDS)
 _COMMAND = frozenset(("match", "reply"))
 _STATE = frozenset(("id", "title", "final", "say", "input", "note"))
 _MESSAGE = frozenset(("text", "buttons"))
-_BUTTON = frozenset(("text", "payload", "url"))
 _INPUT = {t: frozenset(("type", "save_as", "error", "max_attempts", *INPUT_OPTIONS.get(t, ())))
           for t in INPUT_TYPES}
 _TRANSITION = {t: frozenset(("id", "from", "to", "on", "if", "set", "actions", *TRIGGER_OPTIONS.get(t, ())))
@@ -33,163 +33,48 @@ _CONDITION = frozenset(("var", "op", "value"))
 _CONDITION_NO_VALUE = frozenset(("var", "op"))
 _WEBHOOK = frozenset(("type", "url"))
 _CLEAR = frozenset(("type",))
-_KINDS = frozenset(ATTACHMENT_KINDS)
 _OPS = frozenset(OPS)
 _START_ON = frozenset(("any", "command"))
 _flow_id = FLOW_ID.fullmatch
 _state_id = STATE_ID.fullmatch
 _identifier = IDENTIFIER.fullmatch
 _url = URL.fullmatch
-_isfinite = math.isfinite
-
-# Every check takes `add`, the append of a list of the strings it accepted: their UTF-8 check runs once,
-# on all of them joined (a lone surrogate stays one when joined), instead of once per string.
-Add = Callable[[str], None]
-
-
-def _utf8(text: str) -> bool:
-    """Whether the text holds no lone surrogate."""
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _text(value: Any, add: Add) -> bool:
-    if type(value) is not str:
-        return False
-    add(value)
-    return True
-
-
-def _scalar(value: Any, add: Add) -> bool:
-    """A single JSON value: null, a boolean, a finite number or a string."""
-    kind = type(value)
-    if kind is str:
-        add(value)
-        return True
-    return value is None or kind is bool or kind is int or (kind is float and _isfinite(value))
-
-
-def _number(value: Any) -> bool:
-    """An int or a finite float, never a boolean."""
-    kind = type(value)
-    return kind is int or (kind is float and _isfinite(value))
-
-
-def _data(value: Any, add: Add) -> bool:
-    """Anything JSON can hold: string keys, finite numbers, no other types."""
-    stack = [value]
-    while stack:
-        value = stack.pop()
-        kind = type(value)
-        if kind is dict:
-            for key in value:
-                if type(key) is not str:
-                    return False
-                add(key)
-            stack.extend(value.values())
-        elif kind is list:
-            stack.extend(value)
-        elif not _scalar(value, add):
-            return False
-    return True
-
-
-def _extras(obj: dict[Any, Any], allowed: frozenset[str], add: Add) -> bool:
-    """Keys outside `allowed` are all `x-` extension keys holding JSON data."""
-    for key, value in obj.items():
-        if key in allowed:
-            continue
-        if type(key) is not str or not key.startswith("x-") or not _data(value, add):
-            return False
-        add(key)
-    return True
-
-
-def _regex(value: Any, add: Add) -> bool:
-    return _text(value, add) and regex_problem(value) is None
-
-
-def _texts(value: Any, add: Add, nonempty: bool) -> bool:
-    if type(value) is not list or (nonempty and not value):
-        return False
-    for entry in value:
-        if type(entry) is not str:
-            return False
-        add(entry)
-    return True
-
-
-def _kinds(value: Any) -> bool:
-    if type(value) is not list or not value:
-        return False
-    for entry in value:
-        if type(entry) is not str or entry not in _KINDS:
-            return False
-    return True
-
-
-def _keyboard(rows: Any, add: Add) -> bool:
-    if type(rows) is not list:
-        return False
-    for row in rows:
-        if type(row) is not list:
-            return False
-        for button in row:
-            if type(button) is not dict:
-                return False
-            if not _BUTTON.issuperset(button) and not _extras(button, _BUTTON, add):
-                return False
-            text = button.get("text")
-            callback = "payload" in button
-            if callback == ("url" in button):
-                return False  # a button is either a callback or a link button
-            target = button["payload"] if callback else button["url"]
-            if type(text) is not str or type(target) is not str:
-                return False
-            add(text)
-            add(target)
-    return True
 
 
 def _settings(value: Any, add: Add) -> bool:
-    if type(value) is not dict or not (_SETTINGS.issuperset(value) or _extras(value, _SETTINGS, add)):
+    if type(value) is not dict or not (_SETTINGS.issuperset(value) or extras_ok(value, _SETTINGS, add)):
         return False
     ttl = value.get("session_ttl", DEFAULT_SESSION_TTL)
-    if not _number(ttl) or ttl < 1:
+    if not number_ok(ttl) or ttl < 1:
         return False
-    if "fallback" in value and not _text(value["fallback"], add):
+    if "fallback" in value and not text_ok(value["fallback"], add):
         return False
     if "start_on" in value and (type(value["start_on"]) is not str or value["start_on"] not in _START_ON):
         return False
     if "reminder" in value:
         reminder = value["reminder"]
-        if type(reminder) is not dict or not (_REMINDER.issuperset(reminder) or _extras(reminder, _REMINDER, add)):
+        if type(reminder) is not dict or not (_REMINDER.issuperset(reminder) or extras_ok(reminder, _REMINDER, add)):
             return False
         after = reminder.get("after")
-        if not _number(after) or after < 1 or after >= ttl or not _text(reminder.get("text"), add):
+        if not number_ok(after) or after < 1 or after >= ttl or not text_ok(reminder.get("text"), add):
             return False
-        if "buttons" in reminder and not _keyboard(reminder["buttons"], add):
+        if "buttons" in reminder and not keyboard_ok(reminder["buttons"], add):
             return False
     return True
 
 
 def _commands(value: Any, add: Add) -> bool:
-    if type(value) is not dict or not (_COMMANDS.issuperset(value) or _extras(value, _COMMANDS, add)):
+    if type(value) is not dict or not (_COMMANDS.issuperset(value) or extras_ok(value, _COMMANDS, add)):
         return False
     for name in COMMANDS:
         command = value.get(name)
         if command is None:
             continue  # absent or disabled
-        if type(command) is not dict or not (_COMMAND.issuperset(command) or _extras(command, _COMMAND, add)):
+        if type(command) is not dict or not (_COMMAND.issuperset(command) or extras_ok(command, _COMMAND, add)):
             return False
-        if "match" in command and not _texts(command["match"], add, False):
+        if "match" in command and not texts_ok(command["match"], add, False):
             return False
-        if "reply" in command and not _text(command["reply"], add):
+        if "reply" in command and not text_ok(command["reply"], add):
             return False
     return True
 
@@ -199,13 +84,13 @@ def _input(value: Any, add: Add) -> bool:
         return False
     itype = value.get("type")
     allowed = _INPUT.get(itype) if type(itype) is str else None
-    if allowed is None or not (allowed.issuperset(value) or _extras(value, allowed, add)):
+    if allowed is None or not (allowed.issuperset(value) or extras_ok(value, allowed, add)):
         return False
     if "save_as" in value:
         key = value["save_as"]
         if type(key) is not str or not _identifier(key):
             return False
-    if "error" in value and not _text(value["error"], add):
+    if "error" in value and not text_ok(value["error"], add):
         return False
     if "max_attempts" in value:
         attempts = value["max_attempts"]
@@ -217,39 +102,39 @@ def _input(value: Any, add: Add) -> bool:
         if option in value and (type(value[option]) is not int or value[option] < 0):
             return False
     for option in ("min", "max"):
-        if option in value and not _number(value[option]):
+        if option in value and not number_ok(value[option]):
             return False
-    if itype == "choice" and not _texts(value.get("choices"), add, True):
+    if itype == "choice" and not texts_ok(value.get("choices"), add, True):
         return False
-    if itype == "regex" and not _regex(value.get("pattern"), add):
+    if itype == "regex" and not regex_ok(value.get("pattern"), add):
         return False
-    return "kinds" not in value or _kinds(value["kinds"])
+    return "kinds" not in value or kinds_ok(value["kinds"])
 
 
 def _state(value: Any, add: Add) -> bool:
-    if type(value) is not dict or not (_STATE.issuperset(value) or _extras(value, _STATE, add)):
+    if type(value) is not dict or not (_STATE.issuperset(value) or extras_ok(value, _STATE, add)):
         return False
     sid = value.get("id")
     if type(sid) is not str or not _state_id(sid):
         return False
-    if "title" in value and not _text(value["title"], add):
+    if "title" in value and not text_ok(value["title"], add):
         return False
     if "final" in value and type(value["final"]) is not bool:
         return False
-    if "note" in value and not _text(value["note"], add):
+    if "note" in value and not text_ok(value["note"], add):
         return False
     if "say" in value:
         say = value["say"]
         if type(say) is not list:
             return False
         for message in say:
-            if type(message) is not dict or not (_MESSAGE.issuperset(message) or _extras(message, _MESSAGE, add)):
+            if type(message) is not dict or not (_MESSAGE.issuperset(message) or extras_ok(message, _MESSAGE, add)):
                 return False
             text = message.get("text")
             if type(text) is not str:
                 return False
             add(text)
-            if "buttons" in message and not _keyboard(message["buttons"], add):
+            if "buttons" in message and not keyboard_ok(message["buttons"], add):
                 return False
     return "input" not in value or _input(value["input"], add)
 
@@ -261,23 +146,23 @@ def _condition(value: Any, add: Add) -> bool:
     if type(op) is not str or op not in _OPS:
         return False
     var = value.get("var")
-    if not _text(var, add) or not var.strip():
+    if not text_ok(var, add) or not var.strip():
         return False
     if op in NO_VALUE_OPS:
-        return _CONDITION_NO_VALUE.issuperset(value) or _extras(value, _CONDITION_NO_VALUE, add)
-    if "value" not in value or not (_CONDITION.issuperset(value) or _extras(value, _CONDITION, add)):
+        return _CONDITION_NO_VALUE.issuperset(value) or extras_ok(value, _CONDITION_NO_VALUE, add)
+    if "value" not in value or not (_CONDITION.issuperset(value) or extras_ok(value, _CONDITION, add)):
         return False
     operand = value["value"]
     if op in LIST_OPS:
         if type(operand) is not list:
             return False
         for entry in operand:
-            if not _scalar(entry, add):
+            if not scalar_ok(entry, add):
                 return False
         return True
     if op == "matches":
-        return _regex(operand, add)
-    return _scalar(operand, add)
+        return regex_ok(operand, add)
+    return scalar_ok(operand, add)
 
 
 def _assignments(value: Any, add: Add) -> bool:
@@ -288,7 +173,7 @@ def _assignments(value: Any, add: Add) -> bool:
             return False
         add(key)
         if key.startswith("x-"):
-            if not _data(template, add):
+            if not data_ok(template, add):
                 return False
         elif type(template) is not str or not _identifier(key):
             return False
@@ -305,9 +190,9 @@ def _action(value: Any, add: Add) -> bool:
         return False
     if kind == "webhook":
         url = value.get("url")
-        return ((_WEBHOOK.issuperset(value) or _extras(value, _WEBHOOK, add))
-                and _text(url, add) and _url(url) is not None)
-    return kind == "clear" and (_CLEAR.issuperset(value) or _extras(value, _CLEAR, add))
+        return ((_WEBHOOK.issuperset(value) or extras_ok(value, _WEBHOOK, add))
+                and text_ok(url, add) and _url(url) is not None)
+    return kind == "clear" and (_CLEAR.issuperset(value) or extras_ok(value, _CLEAR, add))
 
 
 def _entries(value: Any, check: Callable[[Any, Add], bool], add: Add) -> bool:
@@ -324,7 +209,7 @@ def _transition(value: Any, add: Add) -> bool:
         return False
     on = value.get("on")
     allowed = _TRANSITION.get(on) if type(on) is str else None
-    if allowed is None or not (allowed.issuperset(value) or _extras(value, allowed, add)):
+    if allowed is None or not (allowed.issuperset(value) or extras_ok(value, allowed, add)):
         return False
     source, target = value.get("from"), value.get("to")
     if type(source) is not str or type(target) is not str:
@@ -344,21 +229,21 @@ def _transition(value: Any, add: Add) -> bool:
         return False
     # `allowed` already keeps other triggers' options out: only this trigger's own are checked.
     if on == "button":
-        return "payload" in value and _text(value["payload"], add)
+        return "payload" in value and text_ok(value["payload"], add)
     if on == "event":
         name = value.get("name")
-        return _text(name, add) and bool(name.strip())
+        return text_ok(name, add) and bool(name.strip())
     if on == "timeout":
         after = value.get("after")
-        return _number(after) and after >= 1
+        return number_ok(after) and after >= 1
     if on == "attachment":
-        return "kinds" not in value or _kinds(value["kinds"])
+        return "kinds" not in value or kinds_ok(value["kinds"])
     if on == "text":
         if "match" not in value and "pattern" not in value:
             return False
-        if "match" in value and not _texts(value["match"], add, True):
+        if "match" in value and not texts_ok(value["match"], add, True):
             return False
-        return "pattern" not in value or _regex(value["pattern"], add)
+        return "pattern" not in value or regex_ok(value["pattern"], add)
     return True  # input, invalid, else: no options
 
 
@@ -366,7 +251,7 @@ def well_formed(doc: Any) -> bool:
     """True only when the detailed checker would find no problem in `doc` (False may still be fine)."""
     texts: list[str] = []
     try:
-        return _document(doc, texts.append) and _utf8("".join(texts))
+        return _document(doc, texts.append) and utf8_ok("".join(texts))
     except Exception:  # noqa: BLE001 - whatever went wrong, the detailed checker has the final word
         return False
 
@@ -383,7 +268,7 @@ def fine_elements(doc: Any) -> set[int]:
         for entry in entries:
             texts: list[str] = []
             try:
-                if check(entry, texts.append) and _utf8("".join(texts)):
+                if check(entry, texts.append) and utf8_ok("".join(texts)):
                     fine.add(id(entry))
             except Exception:  # noqa: BLE001 - the detailed checker looks at this one
                 continue
@@ -391,20 +276,20 @@ def fine_elements(doc: Any) -> set[int]:
 
 
 def _document(doc: Any, add: Add) -> bool:
-    if type(doc) is not dict or not (_TOP.issuperset(doc) or _extras(doc, _TOP, add)):
+    if type(doc) is not dict or not (_TOP.issuperset(doc) or extras_ok(doc, _TOP, add)):
         return False
     fmt, flow_id = doc.get("format"), doc.get("id")
     if type(fmt) is not str or fmt != FORMAT or type(flow_id) is not str or not _flow_id(flow_id):
         return False
-    if "title" in doc and not _text(doc["title"], add):
+    if "title" in doc and not text_ok(doc["title"], add):
         return False
-    if "start" in doc and not _text(doc["start"], add):
+    if "start" in doc and not text_ok(doc["start"], add):
         return False
     if "settings" in doc and not _settings(doc["settings"], add):
         return False
     if "commands" in doc and not _commands(doc["commands"], add):
         return False
-    if "layout" in doc and (type(doc["layout"]) is not dict or not _data(doc["layout"], add)):
+    if "layout" in doc and (type(doc["layout"]) is not dict or not data_ok(doc["layout"], add)):
         return False
     if not _entries(doc.get("states"), _state, add):
         return False
