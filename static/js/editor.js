@@ -230,11 +230,15 @@ document.addEventListener("botflow:sim", (e) => {
 });
 
 // ---- start ----
-/** Resolves once the canvas has drawn a frame with everything on it (with nothing to draw, after a few frames). */
+/**
+ * Resolves once the canvas has drawn a frame with everything on it (with nothing to draw, after a few frames;
+ * in a hidden tab, which draws nothing, after a while: the editor must not wait for the tab to be shown).
+ */
 function drawn() {
   return new Promise((resolve) => {
     cy.one("render", resolve);
     requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    setTimeout(resolve, 2000);
   });
 }
 
