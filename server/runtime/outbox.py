@@ -12,6 +12,7 @@ import httpx
 from flows.session import Reply
 from server.runtime.max_client import MaxApiError, MaxClient
 from server.runtime.max_format import message_body
+from server.runtime.loop import repeat
 from server.runtime.stores.base import DialogStore
 from server.runtime.versions import BotInfo, Catalog
 
@@ -59,20 +60,7 @@ class Outbox:
 
     async def run(self) -> None:
         """Poll forever; each pass drains what is due."""
-        failing = False
-        while True:
-            try:
-                await self.pass_once()
-                if failing:
-                    log.warning("outbox runs again")
-                failing = False
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - storage hiccup: try again next pass
-                if not failing:  # once per outage, not five times a second
-                    log.warning("outbox pass failed; retrying quietly until it works", exc_info=True)
-                failing = True
-            await asyncio.sleep(self.interval)
+        await repeat("outbox", self.pass_once, self.interval, log)
 
     async def pass_once(self) -> None:
         now = self.clock()

@@ -8,6 +8,7 @@ from typing import Callable
 
 from flows.session import Update
 from server.runtime.dispatch import Dispatcher
+from server.runtime.loop import repeat
 from server.runtime.versions import BotInfo
 
 log = logging.getLogger("botflow.runtime.timers")
@@ -29,20 +30,8 @@ class Timers:
         self._last_sweep = 0.0
 
     async def run(self) -> None:
-        failing = False
-        while True:
-            try:
-                await self.pass_once()
-                if failing:
-                    log.warning("timers run again")
-                failing = False
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - storage hiccup: the claims come back after their lease
-                if not failing:  # once per outage, not four times a second
-                    log.warning("timer pass failed; retrying quietly until it works", exc_info=True)
-                failing = True
-            await asyncio.sleep(self.interval)
+        """Poll forever; each pass fires what is due (claims a crashed pass took come back after their lease)."""
+        await repeat("timers", self.pass_once, self.interval, log)
 
     async def pass_once(self) -> int:
         """Fire every due timer once; returns how many dialogs were ticked."""
