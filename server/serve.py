@@ -1,19 +1,14 @@
 """`botflow serve`: run the app under uvicorn."""
 from __future__ import annotations
 
-import sys
 from argparse import Namespace
 
-from server.settings import Settings, SettingsError, read_dotenv
+from server.settings import settings_or_exit
 
 
 def run(args: Namespace) -> int:
     """Serve on args.host:args.port; a bad setting prints one line and exits with status 2."""
-    try:
-        settings = Settings.from_env(read_dotenv())
-    except SettingsError as exc:
-        print(f"botflow: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+    settings = settings_or_exit()
     import uvicorn
 
     from server.app import create_app

@@ -145,3 +145,14 @@ def read_dotenv(path: Path = Path(".env")) -> dict[str, str]:
         key, _, value = line.removeprefix("export ").partition("=")
         values[key.strip()] = value.strip().strip("'\"")
     return {**values, **os.environ}
+
+
+def settings_or_exit() -> Settings:
+    """Settings for a command-line entry point: a bad value prints its one line and exits with status 2."""
+    import sys
+
+    try:
+        return Settings.from_env(read_dotenv())
+    except SettingsError as exc:
+        print(f"botflow: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

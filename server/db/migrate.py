@@ -33,13 +33,9 @@ async def upgrade(database_url: str, revision: str = "head") -> None:
 
 def upgrade_cli(args: Namespace) -> int:
     """`botflow db upgrade`: migrate the configured database to head."""
-    from server.settings import Settings, SettingsError, read_dotenv
+    from server.settings import settings_or_exit
 
-    try:
-        settings = Settings.from_env(read_dotenv())
-    except SettingsError as exc:
-        print(f"botflow: {exc}", file=sys.stderr)
-        return 2
+    settings = settings_or_exit()
     revision = getattr(args, "revision", None) or "head"
     try:
         upgrade_blocking(settings.database_url, revision)

@@ -12,7 +12,7 @@ import httpx
 from server.runtime.max_client import MaxApiError, MaxClient
 from server.runtime.subscribe import CliError, bot_credentials
 from server.runtime.webhook import HANDLED
-from server.settings import Settings, SettingsError, read_dotenv
+from server.settings import Settings, settings_or_exit
 
 Deliver = Callable[[dict[str, Any]], Awaitable[None]]
 BACKOFF_MAX = 30.0
@@ -141,11 +141,7 @@ async def _serve(app: Any, settings: Settings, bot_id: str, stop: asyncio.Event)
 
 def run(args: Namespace) -> int:
     """Entry point of `botflow poll`; runs until Ctrl+C (exit 0), or reports one error line (exit 1)."""
-    try:
-        settings = Settings.from_env(read_dotenv())
-    except SettingsError as exc:
-        print(f"botflow: {exc}", file=sys.stderr)
-        return 2
+    settings = settings_or_exit()
     try:
         asyncio.run(poll(settings, args.bot))
     except KeyboardInterrupt:

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from server.db.engine import Database
 from server.runtime.max_client import MaxApiError, MaxClient
 from server.runtime.webhook import HANDLED
-from server.settings import Settings, SettingsError, read_dotenv
+from server.settings import Settings, settings_or_exit
 
 
 class CliError(Exception):
@@ -64,12 +64,9 @@ async def subscribe(settings: Settings, bot_id: str, url: str) -> list[dict]:
 def run(args: Namespace) -> int:
     """Entry point of `botflow max subscribe`; prints the subscriptions, exit 0, or one error line and 1."""
     try:
-        settings = Settings.from_env(read_dotenv())
+        settings = settings_or_exit()
         target = webhook_url(args.url, args.bot)
         subs = asyncio.run(subscribe(settings, args.bot, args.url))
-    except SettingsError as exc:
-        print(f"botflow: {exc}", file=sys.stderr)
-        return 2
     except (CliError, MaxApiError) as exc:
         print(f"botflow: {exc}", file=sys.stderr)
         return 1
