@@ -9,7 +9,7 @@ from playwright.sync_api import Page, expect
 from tests.e2e.canvas import open_editor
 from tests.e2e.conftest import ROOT, App, shoot
 
-EXAMPLE = Path(ROOT.parent / "shared" / "examples" / "registration.json")
+EXAMPLE = ROOT / "examples" / "registration.json"
 
 
 def registration_text() -> str:
