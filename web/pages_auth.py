@@ -6,7 +6,7 @@ from typing import Annotated
 
 from litestar import Request, get, post
 from litestar.enums import RequestEncodingType
-from litestar.params import Body
+from litestar.params import Body, QueryParameter
 from litestar.response import Redirect, Template
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -31,7 +31,8 @@ def needs_bootstrap_token(request: Request) -> bool:
 
 
 @get("/login", include_in_schema=False)
-async def login_page(request: Request, db_session: AsyncSession, next: str | None = None) -> Template | Redirect:
+async def login_page(request: Request, db_session: AsyncSession,
+                     next: Annotated[str | None, QueryParameter()] = None) -> Template | Redirect:
     if current_user(request) is not None:
         return Redirect(safe_next(next), status_code=303)
     setup = await can_set_up(db_session)

@@ -11,6 +11,7 @@ from litestar.response import Template
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.api.bots import bot_changed
+from server.api.params import PathStr
 from server.errors import AppError
 from server.services import bots as bot_service
 from server.services import publishing
@@ -52,7 +53,7 @@ class BotsController(Controller):
         return redirect(request, f"/bots/{row.id}")
 
     @get("/{bot_id:str}", include_in_schema=False)
-    async def detail(self, request: HTMXRequest, db_session: AsyncSession, bot_id: str) -> Template:
+    async def detail(self, request: HTMXRequest, db_session: AsyncSession, bot_id: PathStr) -> Template:
         settings = request.app.state.settings
         try:
             bot = await bot_service.get_bot(db_session, bot_id, settings.public_url)
@@ -65,7 +66,7 @@ class BotsController(Controller):
                       can_publish=user.has_role("publisher"))
 
     @post("/{bot_id:str}", include_in_schema=False)
-    async def change(self, request: HTMXRequest, db_session: AsyncSession, bot_id: str, data: Form) -> Template:
+    async def change(self, request: HTMXRequest, db_session: AsyncSession, bot_id: PathStr, data: Form) -> Template:
         denied = refusal(request, "admin")
         if denied:
             return denied
@@ -85,7 +86,7 @@ class BotsController(Controller):
                         saved=sorted(values), subscription=subscription, can_admin=True)
 
     @post("/{bot_id:str}/rollback", include_in_schema=False)
-    async def rollback(self, request: HTMXRequest, db_session: AsyncSession, bot_id: str, data: Form) -> Template:
+    async def rollback(self, request: HTMXRequest, db_session: AsyncSession, bot_id: PathStr, data: Form) -> Template:
         flow_id = data.get("flow") or ""
         if not flow_id:
             return problem(request, "Choose the publication to roll back to.", status=422)

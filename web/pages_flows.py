@@ -15,6 +15,7 @@ from flows.errors import DocumentSyntaxError, FlowFormatError
 from flows.export import EXPORT_FORMATS, export
 from flows.load import parse_text
 from flows.model import FORMAT
+from server.api.params import PathStr
 from server.errors import AppError
 from server.services import bots as bot_service
 from server.services import flows as flow_service
@@ -101,7 +102,7 @@ class FlowsController(Controller):
                         flow={"id": row.id, "title": row.title})
 
     @get("/{flow_id:str}/export/{fmt:str}", include_in_schema=False)
-    async def export_flow(self, request: HTMXRequest, db_session: AsyncSession, flow_id: str, fmt: str) -> Any:
+    async def export_flow(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr, fmt: PathStr) -> Any:
         if fmt not in EXPORT_FORMATS:
             return problem(request, f"Unknown format {fmt}; choose one of {', '.join(EXPORT_FORMATS)}.", status=404)
         try:
@@ -114,7 +115,7 @@ class FlowsController(Controller):
                         headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
     @post("/{flow_id:str}/delete", include_in_schema=False)
-    async def delete(self, request: HTMXRequest, db_session: AsyncSession, flow_id: str) -> Any:
+    async def delete(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr) -> Any:
         denied = refusal(request, "editor")
         if denied:
             return denied

@@ -10,3 +10,4 @@ from sqlalchemy.ext.asyncio import AsyncSession
 # The request's database session, provided by server.app as the dependency "db_session".
 DbSession = NamedDependency[AsyncSession]
 PathStr = Annotated[str, PathParameter()]
+PathInt = Annotated[int, PathParameter()]

@@ -1,11 +1,13 @@
 """Looking into live dialogs: send an event, read the session, the timeline, the state as of an entry."""
 from __future__ import annotations
 
-from typing import Any, Awaitable, TypeVar
+from typing import Annotated, Any, Awaitable, TypeVar
 
 from litestar import Request, get, post
+from litestar.params import QueryParameter
 
 from flows.session import Update
+from server.api.params import PathInt, PathStr
 from server.auth import requires_role
 from server.errors import AppError, BadRequest, Conflict, NotFound
 from server.runtime import timeline
@@ -43,7 +45,7 @@ def _session_view(stored: dict[str, Any]) -> dict[str, Any]:
 
 
 @post(USER_PATH + "/events", guards=[requires_role("editor")], status_code=200, summary="Send an event to a dialog")
-async def send_event(request: Request, bot_id: str, user_id: str, data: dict[str, Any]) -> dict[str, Any]:
+async def send_event(request: Request, bot_id: PathStr, user_id: PathStr, data: dict[str, Any]) -> dict[str, Any]:
     """The `event` trigger: 200 {"state","fired"} when a transition took it, 409 when none did, 404 without a dialog."""
     name = data.get("name") if isinstance(data, dict) else None
     payload = data.get("payload") if isinstance(data, dict) else None
@@ -69,7 +71,8 @@ async def send_event(request: Request, bot_id: str, user_id: str, data: dict[str
 
 
 @get(USER_PATH + "/session", guards=[requires_role("viewer")], summary="A user's current dialog")
-async def get_session(request: Request, bot_id: str, user_id: str, at: int | None = None) -> dict[str, Any]:
+async def get_session(request: Request, bot_id: PathStr, user_id: PathStr,
+                      at: Annotated[int | None, QueryParameter()] = None) -> dict[str, Any]:
     """flow, version, state, data, history (oldest first); `?at=n` gives the dialog as of timeline entry n."""
     await _bot(request, bot_id)
     store = request.app.state.runtime.store
@@ -82,7 +85,7 @@ async def get_session(request: Request, bot_id: str, user_id: str, at: int | Non
 
 
 @get(USER_PATH + "/timeline", guards=[requires_role("viewer")], summary="What happened in a user's dialogs")
-async def get_timeline(request: Request, bot_id: str, user_id: str) -> list[dict[str, Any]]:
+async def get_timeline(request: Request, bot_id: PathStr, user_id: PathStr) -> list[dict[str, Any]]:
     """Entries oldest first: {"time","kind","state","transition","text"}."""
     await _bot(request, bot_id)
     return timeline.entries(await _read(request.app.state.runtime.store.timeline(bot_id, user_id)))
@@ -90,7 +93,7 @@ async def get_timeline(request: Request, bot_id: str, user_id: str) -> list[dict
 
 @get(USER_PATH + "/timeline/{index:int}/state", guards=[requires_role("viewer")],
      summary="The dialog as of one timeline entry")
-async def get_state_at(request: Request, bot_id: str, user_id: str, index: int) -> dict[str, Any]:
+async def get_state_at(request: Request, bot_id: PathStr, user_id: PathStr, index: PathInt) -> dict[str, Any]:
     """{"entry", "session"}: session is null when no dialog existed at that point."""
     await _bot(request, bot_id)
     return await _as_of(request.app.state.runtime.store, bot_id, user_id, index)

@@ -7,6 +7,7 @@ from typing import Any, Awaitable, Callable
 import msgspec
 from litestar import Request, Response, post
 
+from server.api.params import PathStr
 from server.errors import error_body
 from server.runtime.inspect import ROUTES as INSPECT_ROUTES
 from server.runtime.stores.base import LockLost, StoreUnavailable
@@ -50,7 +51,7 @@ async def answer(runtime: Any, bot_id: str, secret: str | None,
 
 
 @post("/webhooks/max/{bot_id:str}", status_code=200, include_in_schema=True, summary="MAX update delivery")
-async def max_webhook(request: Request, bot_id: str) -> Response:
+async def max_webhook(request: Request, bot_id: PathStr) -> Response:
     """One MAX update: 200 once handled (replies sent or safely queued), 403 bad secret, 400 bad body,
     503 when the storage is unreachable (MAX then delivers again)."""
     status, content = await answer(request.app.state.runtime, bot_id, request.headers.get(SECRET_HEADER),
