@@ -8,8 +8,8 @@ from litestar import Request, get, post
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, QueryParameter
 from litestar.response import Redirect, Template
-from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.api.params import DbSession
 from server.auth import current_user, login_session, logout_session
 from server.errors import AppError
 from server.services.users import authenticate, can_set_up, set_up_admin
@@ -31,7 +31,7 @@ def needs_bootstrap_token(request: Request) -> bool:
 
 
 @get("/login", include_in_schema=False)
-async def login_page(request: Request, db_session: AsyncSession,
+async def login_page(request: Request, db_session: DbSession,
                      next: Annotated[str | None, QueryParameter()] = None) -> Template | Redirect:
     if current_user(request) is not None:
         return Redirect(safe_next(next), status_code=303)
@@ -41,7 +41,7 @@ async def login_page(request: Request, db_session: AsyncSession,
 
 
 @post("/setup", include_in_schema=False)
-async def set_up(request: Request, db_session: AsyncSession, data: Form) -> Template | Redirect:
+async def set_up(request: Request, db_session: DbSession, data: Form) -> Template | Redirect:
     """First run: create the first admin who can log in, then log them in."""
     username = (data.get("username") or "").strip()
     password = data.get("password") or ""
@@ -66,7 +66,7 @@ async def set_up(request: Request, db_session: AsyncSession, data: Form) -> Temp
 
 
 @post("/login", include_in_schema=False)
-async def login(request: Request, db_session: AsyncSession, data: Form) -> Template | Redirect:
+async def login(request: Request, db_session: DbSession, data: Form) -> Template | Redirect:
     username = (data.get("username") or "").strip()
     user = await authenticate(db_session, username, data.get("password") or "")
     if user is None:

@@ -8,10 +8,9 @@ from litestar.enums import RequestEncodingType
 from litestar.params import Body
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.api.bots import bot_changed
-from server.api.params import PathStr
+from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.services import bots as bot_service
 from server.services import publishing
@@ -31,14 +30,14 @@ class BotsController(Controller):
     request_class = HTMXRequest
 
     @get("/", include_in_schema=False)
-    async def index(self, request: HTMXRequest, db_session: AsyncSession) -> Template:
+    async def index(self, request: HTMXRequest, db_session: DbSession) -> Template:
         settings = request.app.state.settings
         return render(request, "bots.html", "_partials/bots_table.html", section="bots",
                       bots=await bot_service.list_bots(db_session, settings.public_url),
                       can_admin=user_of(request).has_role("admin"))
 
     @post("/", include_in_schema=False)
-    async def create(self, request: HTMXRequest, db_session: AsyncSession, data: Form) -> Any:
+    async def create(self, request: HTMXRequest, db_session: DbSession, data: Form) -> Any:
         denied = refusal(request, "admin")
         if denied:
             return denied
@@ -53,7 +52,7 @@ class BotsController(Controller):
         return redirect(request, f"/bots/{row.id}")
 
     @get("/{bot_id:str}", include_in_schema=False)
-    async def detail(self, request: HTMXRequest, db_session: AsyncSession, bot_id: PathStr) -> Template:
+    async def detail(self, request: HTMXRequest, db_session: DbSession, bot_id: PathStr) -> Template:
         settings = request.app.state.settings
         try:
             bot = await bot_service.get_bot(db_session, bot_id, settings.public_url)
@@ -66,7 +65,7 @@ class BotsController(Controller):
                       can_publish=user.has_role("publisher"))
 
     @post("/{bot_id:str}", include_in_schema=False)
-    async def change(self, request: HTMXRequest, db_session: AsyncSession, bot_id: PathStr, data: Form) -> Template:
+    async def change(self, request: HTMXRequest, db_session: DbSession, bot_id: PathStr, data: Form) -> Template:
         denied = refusal(request, "admin")
         if denied:
             return denied
@@ -86,7 +85,7 @@ class BotsController(Controller):
                         saved=sorted(values), subscription=subscription, can_admin=True)
 
     @post("/{bot_id:str}/rollback", include_in_schema=False)
-    async def rollback(self, request: HTMXRequest, db_session: AsyncSession, bot_id: PathStr, data: Form) -> Template:
+    async def rollback(self, request: HTMXRequest, db_session: DbSession, bot_id: PathStr, data: Form) -> Template:
         flow_id = data.get("flow") or ""
         if not flow_id:
             return problem(request, "Choose the publication to roll back to.", status=422)

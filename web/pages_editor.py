@@ -9,7 +9,7 @@ from litestar.response import Template
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from flows.model import ATTACHMENT_KINDS, INPUT_TYPES, OPS, TRIGGERS
-from server.api.params import PathStr
+from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.services import flows as flow_service
 from web import form_settings, form_state, form_transition
@@ -43,7 +43,7 @@ class EditorController(Controller):
     request_class = HTMXRequest
 
     @get("/", include_in_schema=False)
-    async def page(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr) -> Template:
+    async def page(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr) -> Template:
         try:
             document, _ = await flow_service.get_draft(db_session, flow_id)
         except AppError as exc:
@@ -55,33 +55,33 @@ class EditorController(Controller):
     # ---- forms: GET draws the stored object, POST applies the edit ----
 
     @get("/state/{state_id:str}", include_in_schema=False)
-    async def state_form(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr,
+    async def state_form(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr,
                          state_id: PathStr) -> Template:
         return await self._show(request, db_session, flow_id, "state", state_id)
 
     @post("/state/{state_id:str}", include_in_schema=False)
-    async def state_post(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr,
+    async def state_post(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr,
                          state_id: PathStr) -> Template:
         return await self._edit(request, db_session, flow_id, "state", state_id,
                                 lambda doc, f: form_state.edit_state(doc, state_id, f))
 
     @get("/transition/{transition_id:str}", include_in_schema=False)
-    async def transition_form(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr,
+    async def transition_form(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr,
                               transition_id: PathStr) -> Template:
         return await self._show(request, db_session, flow_id, "transition", transition_id)
 
     @post("/transition/{transition_id:str}", include_in_schema=False)
-    async def transition_post(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr,
+    async def transition_post(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr,
                               transition_id: PathStr) -> Template:
         return await self._edit(request, db_session, flow_id, "transition", transition_id,
                                 lambda doc, f: form_transition.edit_transition(doc, transition_id, f))
 
     @get("/settings", include_in_schema=False)
-    async def settings_form(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr) -> Template:
+    async def settings_form(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr) -> Template:
         return await self._show(request, db_session, flow_id, "settings", "")
 
     @post("/settings", include_in_schema=False)
-    async def settings_post(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr) -> Template:
+    async def settings_post(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr) -> Template:
         return await self._edit(request, db_session, flow_id, "settings", "",
                                 lambda doc, f: form_settings.edit_settings(doc, f))
 

@@ -15,7 +15,7 @@ from flows.errors import DocumentSyntaxError, FlowFormatError
 from flows.export import EXPORT_FORMATS, export
 from flows.load import parse_text
 from flows.model import FORMAT
-from server.api.params import PathStr
+from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.services import bots as bot_service
 from server.services import flows as flow_service
@@ -48,7 +48,7 @@ class FlowsController(Controller):
     request_class = HTMXRequest
 
     @get("/", include_in_schema=False)
-    async def index(self, request: HTMXRequest, db_session: AsyncSession) -> Template:
+    async def index(self, request: HTMXRequest, db_session: DbSession) -> Template:
         return await self._table(request, db_session)
 
     async def _table(self, request: Request, db: AsyncSession, error: str | None = None,
@@ -58,7 +58,7 @@ class FlowsController(Controller):
                       can_edit=user_of(request).has_role("editor"))
 
     @post("/", include_in_schema=False)
-    async def create(self, request: HTMXRequest, db_session: AsyncSession,
+    async def create(self, request: HTMXRequest, db_session: DbSession,
                      data: Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]) -> Any:
         denied = refusal(request, "editor")
         if denied:
@@ -75,7 +75,7 @@ class FlowsController(Controller):
         return redirect(request, f"/flows/{flow_id}/edit")
 
     @post("/import", include_in_schema=False)
-    async def import_file(self, request: HTMXRequest, db_session: AsyncSession,
+    async def import_file(self, request: HTMXRequest, db_session: DbSession,
                           data: Annotated[dict[str, Any], Body(media_type=RequestEncodingType.MULTI_PART)]) -> Any:
         denied = refusal(request, "editor")
         if denied:
@@ -102,7 +102,7 @@ class FlowsController(Controller):
                         flow={"id": row.id, "title": row.title})
 
     @get("/{flow_id:str}/export/{fmt:str}", include_in_schema=False)
-    async def export_flow(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr, fmt: PathStr) -> Any:
+    async def export_flow(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr, fmt: PathStr) -> Any:
         if fmt not in EXPORT_FORMATS:
             return problem(request, f"Unknown format {fmt}; choose one of {', '.join(EXPORT_FORMATS)}.", status=404)
         try:
@@ -115,7 +115,7 @@ class FlowsController(Controller):
                         headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
     @post("/{flow_id:str}/delete", include_in_schema=False)
-    async def delete(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr) -> Any:
+    async def delete(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr) -> Any:
         denied = refusal(request, "editor")
         if denied:
             return denied

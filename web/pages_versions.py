@@ -10,7 +10,7 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.api.params import PathStr
+from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.services import bots as bot_service
 from server.services import flows as flow_service
@@ -32,7 +32,7 @@ class VersionsController(Controller):
     request_class = HTMXRequest
 
     @get("/versions", include_in_schema=False)
-    async def index(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr) -> Template:
+    async def index(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr) -> Template:
         try:
             document, revision = await flow_service.get_draft(db_session, flow_id)
             versions = await version_service.list_versions(db_session, flow_id)
@@ -48,7 +48,7 @@ class VersionsController(Controller):
                       can_publish=user.has_role("publisher"))
 
     @post("/versions", include_in_schema=False)
-    async def freeze(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr, data: Form) -> Template:
+    async def freeze(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr, data: Form) -> Template:
         denied = refusal(request, "publisher")
         if denied:
             return denied
@@ -65,7 +65,7 @@ class VersionsController(Controller):
                         refused=None, issues=[], version=version, created=created)
 
     @get("/diff", include_in_schema=False)
-    async def diff(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr,
+    async def diff(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr,
                    a: Annotated[str, QueryParameter()] = "", b: Annotated[str, QueryParameter()] = "") -> Template:
         try:
             result = await version_service.diff_refs(db_session, flow_id, a or None, b or None)
@@ -77,7 +77,7 @@ class VersionsController(Controller):
                         graph=diff_graph(old, new, result), changes=change_lines(result))
 
     @post("/publish", include_in_schema=False)
-    async def publish(self, request: HTMXRequest, db_session: AsyncSession, flow_id: PathStr, data: Form) -> Template:
+    async def publish(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr, data: Form) -> Template:
         return await publish_version(request, db_session, data.get("bot") or "", flow_id, data.get("version") or "",
                                      data.get("sessions") or "keep")
 

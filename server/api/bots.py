@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, Request, Response, get, patch, post, put
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.api.body import fields, json_body
 from server.api.flows import actor
@@ -26,7 +25,7 @@ async def bot_changed(request: Request, bot_id: str) -> None:
         await runtime.bot_changed(bot_id)
 
 
-async def change_bot(bot_id: str, request: Request, db_session: AsyncSession) -> dict[str, Any]:
+async def change_bot(bot_id: str, request: Request, db_session: DbSession) -> dict[str, Any]:
     """PATCH and PUT: fields absent stay as they are."""
     body = fields(await json_body(request), CHANGE_FIELDS)
     if "id" in body and body["id"] != bot_id:
