@@ -200,3 +200,15 @@ def flow_documents(draw: st.DrawFn, max_states: int = 6, max_transitions: int = 
                          for state_id in ids}
     _maybe(draw, "x-owner", st.sampled_from(["sales", "support"]), doc)
     return doc
+
+
+def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place inside a JSON-like value, as key/index tuples (the value itself first), for damage tests."""
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            found += paths(sub, prefix + (key,))
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            found += paths(sub, prefix + (i,))
+    return found

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import flow_documents
+from strategies import flow_documents, paths
 from test_load import CASES, base, mutated
 
 from flows.fastcheck import well_formed
@@ -31,20 +31,9 @@ VALUES = st.recursive(
     max_leaves=8)
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(value, dict):
-        for key, sub in value.items():
-            found += _paths(sub, prefix + (key,))
-    elif isinstance(value, list):
-        for i, sub in enumerate(value):
-            found += _paths(sub, prefix + (i,))
-    return found
-
-
 def _damage(doc: dict[str, Any], data: st.DataObject) -> None:
     """Replace, delete or add one thing somewhere in the document."""
-    where = data.draw(st.sampled_from(_paths(doc)))
+    where = data.draw(st.sampled_from(paths(doc)))
     target: Any = doc
     for key in where[:-1]:
         target = target[key]

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import flow_documents
+from strategies import flow_documents, paths
 
 from flows.errors import FlowFormatError
 from flows.load import load
@@ -411,21 +411,10 @@ JSON_VALUES = st.recursive(
     max_leaves=8)
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(value, dict):
-        for key, sub in value.items():
-            found += _paths(sub, prefix + (key,))
-    elif isinstance(value, list):
-        for i, sub in enumerate(value):
-            found += _paths(sub, prefix + (i,))
-    return found
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(flow_documents(max_states=3, max_transitions=4), st.data())
 def test_any_damage_is_reported_as_details_never_a_crash(doc: dict[str, Any], data: st.DataObject) -> None:
-    where = data.draw(st.sampled_from(_paths(doc)[1:]))
+    where = data.draw(st.sampled_from(paths(doc)[1:]))
     replacement = data.draw(JSON_VALUES)
     _set(where, replacement)(doc)
     try:
