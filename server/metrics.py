@@ -1,0 +1,45 @@
+"""The deployment's Prometheus metrics: one registry, one name per thing an operator watches."""
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+# Webhooks reach us on the ASGI fast path as well as through Litestar: both count here.
+WEBHOOK_REQUESTS = Counter("botflow_webhook_requests", "MAX webhook deliveries answered, by HTTP status",
+                           ["bot", "status"], registry=REGISTRY)
+DUPLICATE_DELIVERIES = Counter("botflow_duplicate_deliveries", "Updates recognised as a repeated delivery",
+                               ["bot"], registry=REGISTRY)
+TURN_SECONDS = Histogram("botflow_turn_seconds", "One turn: lock, load, engine step and commit",
+                         ["kind", "outcome"], registry=REGISTRY,
+                         buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5))
+LOCK_BUSY = Counter("botflow_lock_busy", "Turns that found the user's lock held by another turn", registry=REGISTRY)
+LOCK_WAIT_SECONDS = Histogram("botflow_lock_wait_seconds", "Time a turn waited for the user's lock",
+                              registry=REGISTRY, buckets=(.001, .005, .01, .05, .1, .5, 1, 2, 5, 10))
+
+REPLY_SEND_SECONDS = Histogram("botflow_reply_send_seconds", "One call to MAX, from request to answer",
+                               ["op"], registry=REGISTRY,
+                               buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60))
+REPLIES = Counter("botflow_replies", "Calls to MAX by result: sent, refused (final), retried, unknown_outcome",
+                  ["bot", "result"], registry=REGISTRY)
+ACTIONS = Counter("botflow_actions", "Webhook actions by result: sent, refused (final), retried, blocked",
+                  ["result"], registry=REGISTRY)
+RATE_LIMIT_WAIT_SECONDS = Counter("botflow_rate_limit_wait_seconds", "Time sends waited for the bot's rate",
+                                  ["bot"], registry=REGISTRY)
+
+OUTBOX_DEPTH = Gauge("botflow_outbox_depth", "Users with replies or actions waiting to be sent (sampled)",
+                     registry=REGISTRY)
+OUTBOX_OLDEST_SECONDS = Gauge("botflow_outbox_oldest_seconds", "Age of the oldest waiting outbox entry (sampled)",
+                              registry=REGISTRY)
+TIMER_LAG_SECONDS = Histogram("botflow_timer_lag_seconds", "How late a reminder or timeout fired after it was due",
+                              registry=REGISTRY, buckets=(.1, .25, .5, 1, 2, 5, 10, 30, 60, 300))
+DIALOGS = Gauge("botflow_dialogs", "Running dialogs per bot and version (sampled)", ["bot", "version"],
+                registry=REGISTRY)
+
+STORE_ERRORS = Counter("botflow_store_errors", "Dialog store (Redis or SQL) calls that failed", ["store"],
+                       registry=REGISTRY)
+DATABASE_ERRORS = Counter("botflow_database_errors", "Database calls that failed or timed out", registry=REGISTRY)
+SUBSCRIPTION_UP = Gauge("botflow_subscription_up", "1 when MAX lists the bot's webhook subscription, else 0",
+                        ["bot"], registry=REGISTRY)
+
+BUILD = Info("botflow_build", "Version of the running server", registry=REGISTRY)
