@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from server.api import audit, health
 from server.api.bots import BotController
+from server.api.flow_tests import FlowTestsController
 from server.api.flows import FlowController
 from server.api.simulate import SimulateController
 from server.api.users import UserController
 from server.api.versions import VersionController
 
-ROUTES: list = [*health.ROUTES, FlowController, VersionController, SimulateController, BotController,
+ROUTES: list = [*health.ROUTES, FlowController, VersionController, SimulateController, FlowTestsController,
+                BotController,
                 UserController, *audit.ROUTES]

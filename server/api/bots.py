@@ -15,7 +15,7 @@ from server.services import publishing
 
 OPTIONAL_STR = (str, type(None))
 BOT_FIELDS = {"id": (str, True), "title": (OPTIONAL_STR, False), "token": (OPTIONAL_STR, False),
-              "webhook_secret": (OPTIONAL_STR, False)}
+              "webhook_secret": (OPTIONAL_STR, False), "require_tests": (bool, False)}
 CHANGE_FIELDS = {**BOT_FIELDS, "id": (str, False)}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from sqlalchemy import (
-    DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint,
+    Boolean, DateTime, false, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -68,6 +68,8 @@ class BotRow(Base):
         String(64), ForeignKey("flows.id", ondelete="RESTRICT"), nullable=True, index=True
     )
     version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # A publish to this bot needs the flow's saved tests to pass on the version (migration 0004).
+    require_tests: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

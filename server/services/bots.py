@@ -37,6 +37,8 @@ def check_fields(values: dict[str, Any]) -> None:
     if secret is not None and not SECRET.fullmatch(secret):
         details.append({"path": "webhook_secret",
                         "message": "5-256 characters of A-Z, a-z, 0-9, _ and - (the MAX secret format)"})
+    if "require_tests" in values and not isinstance(values["require_tests"], bool):
+        details.append({"path": "require_tests", "message": "true or false"})
     if details:
         problems = "; ".join(f"{d['path']}: {d['message']}" for d in details)
         raise Unprocessable(f"The bot settings are not valid: {problems}.", details=details)
@@ -48,6 +50,7 @@ def public(row: BotRow, published_at: Any = None, public_url: str | None = None)
         "id": row.id, "title": row.title,
         "token_set": bool(row.token), "webhook_secret_set": bool(row.webhook_secret),
         "flow": row.flow_id, "version": row.version, "published_at": iso(published_at),
+        "require_tests": bool(row.require_tests),
         "webhook_url": f"{public_url}/webhooks/max/{row.id}" if public_url else None,
         "created_at": iso(row.created_at), "updated_at": iso(row.updated_at),
     }
@@ -85,7 +88,8 @@ async def create_bot(session: AsyncSession, values: dict[str, Any], actor: str |
                        code="bot_exists")
     now = utcnow()
     row = BotRow(id=bot_id, title=values.get("title") or bot_id, token=values.get("token"),
-                 webhook_secret=values.get("webhook_secret"), created_at=now, updated_at=now)
+                 webhook_secret=values.get("webhook_secret"), require_tests=bool(values.get("require_tests")),
+                 created_at=now, updated_at=now)
     session.add(row)
     audit.record(session, actor, "bot.create", f"bot:{bot_id}", token_set=bool(row.token),
                  webhook_secret_set=bool(row.webhook_secret))
@@ -98,11 +102,11 @@ async def create_bot(session: AsyncSession, values: dict[str, Any], actor: str |
 
 
 async def update_bot(session: AsyncSession, bot_id: str, values: dict[str, Any], actor: str | None) -> BotRow:
-    """Change title, token or webhook secret (fields absent stay as they are; null clears a secret)."""
+    """Change title, token, webhook secret or require_tests (fields absent stay as they are; null clears a secret)."""
     check_fields(values)
     row = await get_row(session, bot_id)
     changed = []
-    for name in ("title", "token", "webhook_secret"):
+    for name in ("title", "token", "webhook_secret", "require_tests"):
         if name in values:
             value = values[name]
             if name == "title":

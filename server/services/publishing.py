@@ -30,7 +30,7 @@ async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int
     if sessions not in SESSION_MODES:
         raise Unprocessable(f"sessions must be one of {', '.join(SESSION_MODES)}, not '{sessions}'.",
                             details=[{"path": "sessions", "message": "unknown mode"}])
-    await get_bot_row(session, bot_id)
+    bot = await get_bot_row(session, bot_id)
     if await session.get(FlowRow, flow_id) is None:
         raise NotFound(f"There is no flow '{flow_id}' to publish.")
     if version is None:
@@ -44,6 +44,10 @@ async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int
         VersionRow.flow_id == flow_id, VersionRow.number == version))).first()
     if exists is None:
         raise NotFound(f"Flow '{flow_id}' has no version {version}; GET /api/flows/{flow_id}/versions lists them.")
+    if bot.require_tests:
+        from server.services.flow_tests import check_publish
+
+        await check_publish(session, flow_id, version)
     now = utcnow()
     await session.execute(update(BotRow).where(BotRow.id == bot_id)
                           .values(flow_id=flow_id, version=version, updated_at=now)

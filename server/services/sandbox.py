@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import math
 import time
 from typing import Any
 
@@ -10,17 +9,14 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from flows.engine import catch_up, step
 from flows.model import Flow
 from flows.session import Session, StepResult, Update
+from flows.testing import updates
+from flows.testing.runner import advance, final_data
 from server.db.models import SandboxRow
 from server.errors import Unprocessable
 from server.services.flows import draft_flow, get_draft
 from server.services.versions import version_flow
-
-UPDATE_KINDS = ("text", "payload", "event", "attachment", "bot_started", "idle")
-# Ten years: far beyond any session_ttl, small enough to stay an ordinary float of seconds.
-MAX_IDLE = 10 * 365 * 24 * 3600.0
 
 
 def bad_update(message: str, path: str = "update") -> Unprocessable:
@@ -28,55 +24,11 @@ def bad_update(message: str, path: str = "update") -> Unprocessable:
 
 
 def parse_update(raw: Any) -> tuple[Update, float]:
-    """A simulator update as an engine Update plus the seconds the clock advances first."""
-    if not isinstance(raw, dict):
-        raise bad_update("update must be an object such as {\"text\": \"hi\"}.")
-    keys = set(raw)
-    kinds = [k for k in UPDATE_KINDS if k in raw]
-    if "event" in raw:
-        kinds = ["event"]
-    elif "attachment" in raw:
-        kinds = ["attachment"]
-    if len(kinds) != 1:
-        raise bad_update(f"update must have exactly one of {', '.join(UPDATE_KINDS)}.")
-    kind = kinds[0]
-    allowed = {"event": {"event", "payload"}, "attachment": {"attachment", "text"}}.get(kind, {kind})
-    if keys - allowed:
-        extra = ", ".join(sorted(keys - allowed))
-        raise bad_update(f"update has fields that do not belong to a {kind} update: {extra}.")
-    value = raw[kind]
-    if kind == "text":
-        if not isinstance(value, str):
-            raise bad_update("update.text must be a string.", "update.text")
-        return Update.message(value), 0.0
-    if kind == "payload":
-        if not isinstance(value, str):
-            raise bad_update("update.payload must be a string (the button's payload).", "update.payload")
-        return Update.button(value), 0.0
-    if kind == "event":
-        payload = raw.get("payload") or {}
-        if not isinstance(value, str) or not value:
-            raise bad_update("update.event must be the event's name.", "update.event")
-        if not isinstance(payload, dict):
-            raise bad_update("update.payload of an event must be an object.", "update.payload")
-        return Update.event(value, payload), 0.0
-    if kind == "attachment":
-        caption = raw.get("text")
-        if not isinstance(value, dict) or not isinstance(value.get("type"), str):
-            raise bad_update('update.attachment must be an object with a "type", e.g. {"type": "image", '
-                             '"payload": {}}.', "update.attachment")
-        if caption is not None and not isinstance(caption, str):
-            raise bad_update("update.text (the caption) must be a string.", "update.text")
-        return Update.message(caption, [value]), 0.0
-    if kind == "bot_started":
-        if value is not None and not isinstance(value, str):
-            raise bad_update("update.bot_started must be the start payload: a string, \"\" or null.",
-                             "update.bot_started")
-        return Update.started(value or None), 0.0
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not 0 <= value <= MAX_IDLE:
-        raise bad_update(f"update.idle must be a number of seconds from 0 to {int(MAX_IDLE)}.", "update.idle")
-    return Update.tick(), float(value)
+    """A simulator update as an engine Update plus the seconds the clock advances first (422 if malformed)."""
+    try:
+        return updates.parse_update(raw)
+    except updates.BadUpdate as exc:
+        raise bad_update(exc.message, exc.path) from None
 
 
 async def source_flow(session: AsyncSession, flow_id: str, source: Any) -> Flow:
@@ -90,22 +42,13 @@ async def source_flow(session: AsyncSession, flow_id: str, source: Any) -> Flow:
     return await version_flow(session, flow_id, source)
 
 
-def run(flow: Flow, dialog: Session | None, update: Update, idle: float, now: float) -> tuple[list[StepResult], float]:
-    """Apply one simulator update at sandbox time `now`; idle first fires everything due, in order."""
-    if update.kind != "tick":
-        return [step(flow, dialog, update, now)], now
-    until = now + idle
-    results = catch_up(flow, dialog, until)
-    if not results:
-        results = [step(flow, dialog, update, until)]
-    return results, until
+run = advance
 
 
 def answer(results: list[StepResult], dialog: Session | None) -> dict[str, Any]:
     """The simulator's reply body."""
     fired = next((r for r in reversed(results) if r.transition), results[-1])
-    completed = next((r.completed for r in reversed(results) if r.completed is not None), None)
-    data = dialog.data if dialog is not None else completed.data if completed is not None else {}
+    data = final_data(results, dialog)
     return {
         "state": dialog.state if dialog is not None else None,
         "data": data,
