@@ -122,6 +122,7 @@ cmd_serve = _server_hook("server.serve", "run")
 cmd_db_upgrade = _server_hook("server.db.migrate", "upgrade_cli")
 cmd_poll = _server_hook("server.runtime.poll", "run")
 cmd_max_subscribe = _server_hook("server.runtime.subscribe", "run")
+cmd_test = _server_hook("server.testing_cli", "run")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -140,6 +141,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=EXPORT_FORMATS, default="json")
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
     p.set_defaults(handler=cmd_export)
+
+    p = sub.add_parser("test", help="run saved dialog tests on a flow (exit 0 all pass, 1 failures, 2 unreadable)")
+    p.add_argument("flow", metavar="FLOW_FILE")
+    p.add_argument("tests", metavar="TESTS_FILE_OR_DIR", help="a tests file, or a directory of them")
+    p.add_argument("--format", choices=("text", "json", "junit"), default="text",
+                   help="junit: JUnit XML for CI systems")
+    p.set_defaults(handler=cmd_test)
 
     p = sub.add_parser("serve", help="run designer, API and runtime in one process")
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")

@@ -67,7 +67,11 @@ class Search:
         if s is None:
             return None
         data = json.dumps([s.data.get(k) for k in self.relevant], sort_keys=True, default=str)
-        return s.state, s.attempts, s.reminded, s.timeout_held, data
+        sp = self.fp.states.get(s.state)
+        limit = sp.input.max_attempts if sp is not None and sp.input is not None else None
+        # Invalid attempts matter only up to max_attempts; counting further would make every dialog new.
+        attempts = min(s.attempts, limit) if limit else 0
+        return s.state, attempts, s.reminded, s.timeout_held, data
 
     def opening_moves(self) -> list[list[dict[str, Any]]]:
         restart = self.flow.command("restart")
