@@ -3,12 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, delete, post
+from litestar import Controller, Request, delete, get, post, put
 
 from server.api.body import clean_text, fields, json_body
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role
-from server.errors import Unprocessable
+from flows.testing.reads import keys_read
+from server.errors import NotFound, Unprocessable
 from server.services import sandbox
 from server.services.flows import get_row
 
@@ -36,6 +37,27 @@ class SimulateController(Controller):
         await get_row(db_session, flow_id)
         return await sandbox.simulate(db_session, flow_id, session_id(body["session"]), body["update"],
                                       body.get("source"))
+
+    @put("/{session:str}", guards=[requires_role("editor")],
+         summary="Set a sandbox dialog: step back to an earlier step, or start anywhere with chosen data")
+    async def restore(self, flow_id: PathStr, session: PathStr, request: Request,
+                      db_session: DbSession) -> dict[str, Any]:
+        body = fields(await json_body(request), {
+            "dialog": ((dict, type(None)), True), "now": ((int, float, type(None)), False),
+            "source": ((str, int, type(None)), False)})
+        await get_row(db_session, flow_id)
+        return await sandbox.restore(db_session, flow_id, session_id(session), body["dialog"], body.get("now"),
+                                     body.get("source"))
+
+    @get("/reads", guards=[requires_role("viewer")],
+         summary="The data keys a state's texts and conditions read (to start a dialog there)")
+    async def reads(self, flow_id: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
+        await get_row(db_session, flow_id)
+        state = request.query_params.get("state") or ""
+        flow = await sandbox.source_flow(db_session, flow_id, None)
+        if not flow.has_state(state):
+            raise NotFound(f"There is no state '{state}' in the draft of '{flow_id}'.")
+        return {"state": state, "keys": keys_read(flow, state)}
 
     @delete("/{session:str}", guards=[requires_role("editor")], status_code=204,
             summary="Forget a sandbox dialog and its clock")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from typing import Any
 
@@ -9,8 +10,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from flows.firing import add_state_messages, new_session, plan
 from flows.model import Flow
-from flows.session import Session, StepResult, Update
+from flows.session import Reply, Session, StepResult, Update
 from flows.testing import updates
 from flows.testing.runner import advance, final_data
 from server.db.models import SandboxRow
@@ -42,9 +44,6 @@ async def source_flow(session: AsyncSession, flow_id: str, source: Any) -> Flow:
     return await version_flow(session, flow_id, source)
 
 
-run = advance
-
-
 def answer(results: list[StepResult], dialog: Session | None) -> dict[str, Any]:
     """The simulator's reply body."""
     fired = next((r for r in reversed(results) if r.transition), results[-1])
@@ -54,6 +53,7 @@ def answer(results: list[StepResult], dialog: Session | None) -> dict[str, Any]:
         "data": data,
         "replies": [reply.to_dict() for r in results for reply in r.replies],
         "fired": {"transition": fired.transition, "reason": " ".join(r.reason for r in results if r.reason)},
+        "transitions": [r.transition for r in results if r.transition],
         "outcome": results[-1].outcome,
         "effects": [{"type": e.type, "url": e.url, "data": e.data} for r in results for e in r.effects],
         "version": dialog.version if dialog is not None else None,
@@ -70,11 +70,20 @@ async def simulate(session: AsyncSession, flow_id: str, sandbox_id: str, raw_upd
     row = await session.get(SandboxRow, (flow_id, sandbox_id))
     offset = row.clock_offset if row is not None else 0.0
     dialog = Session.from_dict(json.loads(row.state)) if row is not None and row.state else None
-    results, now = run(flow, dialog, update, idle, wall + offset)
+    results, now = advance(flow, dialog, update, idle, wall + offset)
     after = results[-1].session
     offset = now - wall
+    await _save(session, row, flow_id, sandbox_id, after, offset, wall + float(flow.settings.session_ttl))
+    body = answer(results, after)
+    body["clock"] = round(offset, 3)
+    body["now"] = now
+    body["session"] = after.to_dict() if after is not None else None
+    return body
+
+
+async def _save(session: AsyncSession, row: SandboxRow | None, flow_id: str, sandbox_id: str,
+                after: Session | None, offset: float, expires: float) -> None:
     state_text = json.dumps(after.to_dict(), ensure_ascii=False) if after is not None else None
-    expires = wall + float(flow.settings.session_ttl)
     if row is None:
         session.add(SandboxRow(flow_id=flow_id, session_id=sandbox_id, state=state_text,
                                clock_offset=offset, expires_at=expires))
@@ -89,9 +98,59 @@ async def simulate(session: AsyncSession, flow_id: str, sandbox_id: str, raw_upd
         session.add(SandboxRow(flow_id=flow_id, session_id=sandbox_id, state=state_text,
                                clock_offset=offset, expires_at=expires))
         await session.commit()
-    body = answer(results, after)
-    body["clock"] = round(offset, 3)
-    return body
+
+
+def bad_dialog(message: str, path: str) -> Unprocessable:
+    return Unprocessable(message, code="invalid_dialog", details=[{"path": path, "message": message}])
+
+
+def dialog_of(flow: Flow, raw: Any, now: float) -> Session | None:
+    """A dialog to put into the sandbox: a saved step (`session` as the simulator answered it) or a state
+    with data (start anywhere); 422 with a sentence otherwise."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("state"), str):
+        raise bad_dialog('dialog must be {"state": "<state id>", "data": {...}} or a session the simulator '
+                         "answered.", "dialog")
+    if not flow.has_state(raw["state"]):
+        raise bad_dialog(f"There is no state {raw['state']!r} in this flow.", "dialog.state")
+    data = raw.get("data", {})
+    if not isinstance(data, dict):
+        raise bad_dialog("dialog.data must be an object.", "dialog.data")
+    if "updated_at" not in raw:
+        return new_session(flow, raw["state"], dict(data), now)
+    try:
+        dialog = Session.from_dict({**raw, "flow": flow.id})
+    except (TypeError, ValueError, KeyError):
+        raise bad_dialog("dialog is not a session the simulator answered.", "dialog") from None
+    if not all(isinstance(h, str) for h in dialog.history):
+        raise bad_dialog("dialog.history must be a list of state ids.", "dialog.history")
+    return dialog
+
+
+async def restore(session: AsyncSession, flow_id: str, sandbox_id: str, raw_dialog: Any, at: Any,
+                  source: Any) -> dict[str, Any]:
+    """Put a dialog into the sandbox: step back to an earlier step, or start anywhere with chosen data."""
+    flow = await source_flow(session, flow_id, source)
+    wall = time.time()
+    row = await session.get(SandboxRow, (flow_id, sandbox_id))
+    if at is None:
+        now = wall + (row.clock_offset if row is not None else 0.0)
+    elif isinstance(at, bool) or not isinstance(at, (int, float)) or not math.isfinite(at) or \
+            abs(at - wall) > updates.MAX_IDLE * 2:
+        raise bad_dialog("now must be the sandbox time of the step (the simulator's \"now\").", "now")
+    else:
+        now = float(at)
+    dialog = dialog_of(flow, raw_dialog, now)
+    replies: list[dict[str, Any]] = []
+    if dialog is not None and "updated_at" not in raw_dialog:
+        out: list[Reply] = []
+        add_state_messages(out, plan(flow).states[dialog.state], dialog.data)
+        replies = [r.to_dict() for r in out]
+    await _save(session, row, flow_id, sandbox_id, dialog, now - wall, wall + float(flow.settings.session_ttl))
+    return {"state": dialog.state if dialog is not None else None, "data": dialog.data if dialog else {},
+            "replies": replies, "fired": {"transition": None, "reason": "The sandbox dialog was set."},
+            "now": now, "clock": round(now - wall, 3), "session": dialog.to_dict() if dialog else None}
 
 
 async def reset(session: AsyncSession, flow_id: str, sandbox_id: str) -> None:
