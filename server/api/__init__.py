@@ -1,7 +1,7 @@
 """The JSON API: one controller per resource."""
 from __future__ import annotations
 
-from server.api import audit, health
+from server.api import audit, health, replay
 from server.api.bots import BotController
 from server.api.flow_tests import FlowTestsController
 from server.api.flows import FlowController
@@ -11,4 +11,4 @@ from server.api.versions import VersionController
 
 ROUTES: list = [*health.ROUTES, FlowController, VersionController, SimulateController, FlowTestsController,
                 BotController,
-                UserController, *audit.ROUTES]
+                UserController, *audit.ROUTES, *replay.ROUTES]

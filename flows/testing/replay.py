@@ -1,0 +1,104 @@
+"""Replaying recorded dialogs on another flow: which would now go differently, where, and as a test."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from flows.engine import catch_up, step
+from flows.model import Flow
+from flows.session import Session, StepResult, Update
+from flows.testing.updates import parse_update
+
+
+@dataclass(slots=True)
+class Recorded:
+    """One recorded turn: when, the update (simulator shape, or {"idle": 0} for a timer), what it did."""
+
+    t: float
+    update: dict[str, Any]
+    before: str | None
+    state: str | None
+    transition: str | None
+    replies: list[str] = field(default_factory=list)
+
+    @property
+    def is_timer(self) -> bool:
+        return "idle" in self.update
+
+
+@dataclass(slots=True)
+class Dialog:
+    """A user's recorded turns, oldest first, starting where the user had no dialog."""
+
+    user: str
+    turns: list[Recorded]
+
+
+def _turn(flow: Flow, session: Session | None, rec: Recorded) -> list[StepResult]:
+    """The turn on `flow` at the recorded time: timers due by then fire first, as the runtime's would."""
+    results = catch_up(flow, session, rec.t)
+    if results:
+        session = results[-1].session
+    if rec.is_timer:
+        return results or [step(flow, session, Update.tick(), rec.t)]
+    update, _ = parse_update(rec.update)
+    return results + [step(flow, session, update, rec.t)]
+
+
+def replay_dialog(flow: Flow, dialog: Dialog) -> dict[str, Any] | None:
+    """None when every turn gives the recorded replies and state; else the first turn that differs."""
+    session: Session | None = None
+    for index, rec in enumerate(dialog.turns):
+        results = _turn(flow, session, rec)
+        session = results[-1].session if results else session
+        replies = [r.text for res in results for r in res.replies]
+        state = session.state if session is not None else None
+        fired = next((r.transition for r in reversed(results) if r.transition), None)
+        differs = [k for k, same in (("replies", replies == rec.replies), ("state", state == rec.state)) if not same]
+        if differs:
+            return {"step": index, "update": rec.update, "before": rec.before, "differs": differs,
+                    "expected": {"replies": rec.replies, "state": rec.state, "transition": rec.transition},
+                    "actual": {"replies": replies, "state": state, "transition": fired},
+                    "reason": " ".join(r.reason for r in results if r.reason)}
+    return None
+
+
+def as_case(dialog: Dialog, name: str) -> dict[str, Any]:
+    """The recorded dialog as a saved test: what users saw then is what the test expects."""
+    steps: list[dict[str, Any]] = []
+    previous = dialog.turns[0].t if dialog.turns else 0.0
+    for rec in dialog.turns:
+        gap = round(max(0.0, rec.t - previous), 3)
+        previous = rec.t
+        if rec.is_timer:
+            steps.append({"update": {"idle": gap}, "expect": {"replies": rec.replies, "state": rec.state}})
+            continue
+        if gap >= 1:  # nothing happened in the pause, or a timer turn would have been recorded
+            steps.append({"update": {"idle": gap}, "expect": {"replies": []}})
+        steps.append({"update": rec.update, "expect": {"replies": rec.replies, "state": rec.state}})
+    return {"name": name[:200], "steps": steps[:500]}
+
+
+def replay(flow: Flow, dialogs: list[Dialog], keep: int = 200) -> dict[str, Any]:
+    """Every dialog on `flow`: the ones that differ, grouped by where they part (state, then transitions)."""
+    groups: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    differing: list[dict[str, Any]] = []
+    count = 0
+    for dialog in dialogs:
+        if not dialog.turns:
+            continue
+        count += 1
+        found = replay_dialog(flow, dialog)
+        if found is None:
+            continue
+        key = (found["before"], found["expected"]["transition"], found["actual"]["transition"])
+        groups[key].append(dialog.user)
+        if len(differing) < keep:
+            differing.append({"user": dialog.user, "divergence": found,
+                              "test": as_case(dialog, f"replay of user {dialog.user}")})
+    grouped = [{"state": k[0], "expected_transition": k[1], "actual_transition": k[2], "count": len(users),
+                "users": users[:50]} for k, users in sorted(groups.items(), key=lambda kv: -len(kv[1]))]
+    total_differ = sum(len(u) for u in groups.values())
+    return {"dialogs": count, "differ": total_differ, "same": count - total_differ, "groups": grouped,
+            "differing": differing}

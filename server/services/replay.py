@@ -1,0 +1,138 @@
+"""Replay production against a draft or a version: recorded updates read from the runtime's timelines.
+
+`recorded_dialogs` is the one place that knows how timelines are encoded; re-point it when the
+runtime changes its timeline format.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from flows.testing.replay import Dialog, Recorded, replay
+from server.errors import AppError, NotFound, Unprocessable
+from server.services.bots import get_row as get_bot_row
+from server.services.sandbox import source_flow
+
+MAX_USERS = 20_000
+_ATTACHMENT = re.compile(r"\s*\[([a-z_]+)\]$")
+
+
+def _message(text: str) -> dict[str, Any]:
+    """A recorded message back as an update: trailing "[kind]" words are its attachments' kinds."""
+    kinds: list[str] = []
+    while True:
+        m = _ATTACHMENT.search(text)
+        if m is None:
+            break
+        kinds.insert(0, m.group(1))
+        text = text[:m.start()]
+    if not kinds:
+        return {"text": text}
+    update: dict[str, Any] = {"attachment": {"type": kinds[0], "payload": {}}}
+    if text:
+        update["text"] = text
+    return update
+
+
+def _update(kind: str, text: str) -> dict[str, Any] | None:
+    if kind == "message":
+        return _message(text or "")
+    if kind == "button":
+        return {"payload": text or ""}
+    if kind == "bot_started":
+        return {"bot_started": text or None}
+    if kind == "timer":
+        return {"idle": 0}
+    if kind == "event":
+        name, _, payload = (text or "").partition(" ")
+        try:
+            body = json.loads(payload) if payload else {}
+        except ValueError:
+            body = {}
+        return {"event": name, "payload": body if isinstance(body, dict) else {}}
+    return None
+
+
+def recorded_dialogs(user: str, records: list[dict[str, Any]], since: float | None = None,
+                     until: float | None = None) -> Dialog:
+    """A user's timeline records as replayable turns, from the first turn that began without a dialog."""
+    turns: list[Recorded] = []
+    for rec in records:
+        entries = rec.get("e") or []
+        if len(entries) < 2:  # a note (dropped, migrated), not a turn
+            if entries and entries[0][0] == "dropped":
+                turns = []  # the dialog was reset by a publish: a replay starts after it
+            continue
+        if (since is not None and rec["t"] < since) or (until is not None and rec["t"] > until):
+            continue
+        kind, before, _, text = entries[0]
+        update = _update(kind, text)
+        if update is None:
+            continue
+        if not turns and before is not None:
+            continue  # the timeline was capped mid-dialog: wait for a fresh start
+        outcome = entries[1]
+        snapshot = rec.get("s")
+        state = snapshot.get("state") if isinstance(snapshot, dict) else None
+        replies = [e[3] for e in entries[2:] if e[0] == "reply"]
+        turns.append(Recorded(rec["t"], update, before, state, outcome[2], replies))
+    return Dialog(user, turns)
+
+
+async def timeline_users(store: Any, bot: str) -> list[str]:
+    """Users of a bot that have a timeline. The store interface lists only users with a running dialog,
+    so each store is asked in its own terms here."""
+    found: list[str] = []
+    if hasattr(store, "_timelines"):  # memory
+        found = [u for (b, u) in list(store._timelines) if b == bot]
+    elif hasattr(store, "engine"):  # SQL
+        from sqlalchemy import select
+
+        from server.runtime.models import TimelineRow
+
+        async with store.engine.connect() as conn:
+            rows = await conn.execute(select(TimelineRow.user_id).where(TimelineRow.bot_id == bot).distinct())
+            found = [r.user_id for r in rows]
+    elif hasattr(store, "keys") and hasattr(store, "client"):  # Redis
+        pattern = f"{store.keys.base}{{{bot}:*}}:t"
+        cursor: Any = b"0"
+        while True:
+            cursor, keys = await store.client.call("SCAN", cursor, "MATCH", pattern, "COUNT", 1000)
+            for key in keys:
+                inner = key.decode()[len(store.keys.base) + 1: key.decode().rindex("}")]
+                found.append(inner.rpartition(":")[2])
+            if cursor in (b"0", 0) or len(found) >= MAX_USERS:
+                break
+    if not found:
+        found = [u async for u in store.users(bot)]
+    return list(dict.fromkeys(found))[:MAX_USERS]
+
+
+async def replay_bot(session: AsyncSession, store: Any, bot_id: str, flow_id: str | None, source: Any,
+                     since: float | None, until: float | None, last: int | None,
+                     users: list[str] | None) -> dict[str, Any]:
+    """Replay the bot's recorded dialogs (a period, the last N, or the users named) on the draft or a version."""
+    bot = await get_bot_row(session, bot_id)
+    flow_id = flow_id or bot.flow_id
+    if flow_id is None:
+        raise Unprocessable(f"Bot '{bot_id}' serves no flow yet; name the flow to replay against.",
+                            details=[{"path": "flow", "message": "required while the bot serves nothing"}])
+    flow = await source_flow(session, flow_id, source)
+    if store is None:
+        raise AppError(503, "unavailable", "The runtime is not running here, so there are no recorded dialogs.")
+    names = users if users is not None else await timeline_users(store, bot_id)
+    dialogs = []
+    for user in names:
+        dialog = recorded_dialogs(user, await store.timeline(bot_id, user), since, until)
+        if dialog.turns:
+            dialogs.append(dialog)
+    if last is not None:
+        dialogs.sort(key=lambda d: d.turns[-1].t, reverse=True)
+        dialogs = dialogs[:last]
+    if not dialogs and users is not None:
+        raise NotFound("None of the users named has recorded dialogs with this bot in that period.")
+    report = replay(flow, dialogs)
+    return {"bot": bot_id, "flow": flow_id, "source": "draft" if source in (None, "draft") else source, **report}
