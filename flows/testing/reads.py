@@ -26,3 +26,17 @@ def keys_read(flow: Flow, state_id: str) -> list[str]:
             keys += [k for m in target.say for k in placeholders(m.text)]
     saved = state.input.save_as if state.input is not None else None
     return [k for k in dict.fromkeys(keys) if k != saved]
+
+
+def live_payloads(flow: Flow, state_id: str | None) -> list[str]:
+    """Button payloads a press of which the dialog at this state still takes (others are stale):
+    the state's own and reminder buttons, its button triggers, and command texts (lower-cased)."""
+    from flows.firing import plan
+
+    fp = plan(flow)
+    live = set(fp.commands)
+    sp = fp.states.get(state_id) if state_id is not None else None
+    if sp is not None:
+        live |= sp.own_payloads
+        live |= {tr.payload for on, tr, _, _ in sp.matchers if on == "button" and tr.payload is not None}
+    return sorted(live)

@@ -107,8 +107,15 @@ def failing_details(report: dict[str, Any]) -> list[dict[str, Any]]:
         if r["passed"]:
             continue
         f = r["failure"] or {}
-        out.append({"test": r["name"], "step": f.get("step"), "differs": f.get("differs", []),
-                    "expected": f.get("expected"), "actual": f.get("actual"), "error": r.get("error")})
+        if r.get("error"):
+            said = r["error"]
+        else:
+            said = f"step {f['step'] + 1} ({f['shown']}): " + "; ".join(
+                f"{key} expected {json.dumps(f['expected'].get(key), ensure_ascii=False)}, got "
+                f"{json.dumps(f['actual'].get(key), ensure_ascii=False)}" for key in f["differs"])
+        out.append({"path": r["name"], "message": said[:1000], "test": r["name"], "step": f.get("step"),
+                    "differs": f.get("differs", []), "expected": f.get("expected"), "actual": f.get("actual"),
+                    "error": r.get("error")})
     return out
 
 

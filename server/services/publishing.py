@@ -44,10 +44,11 @@ async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int
         VersionRow.flow_id == flow_id, VersionRow.number == version))).first()
     if exists is None:
         raise NotFound(f"Flow '{flow_id}' has no version {version}; GET /api/flows/{flow_id}/versions lists them.")
+    tested = None
     if bot.require_tests:
         from server.services.flow_tests import check_publish
 
-        await check_publish(session, flow_id, version)
+        tested = (await check_publish(session, flow_id, version))["passed"]
     now = utcnow()
     await session.execute(update(BotRow).where(BotRow.id == bot_id)
                           .values(flow_id=flow_id, version=version, updated_at=now)
@@ -61,7 +62,10 @@ async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int
     except IntegrityError:  # the flow or bot was deleted while we published
         await session.rollback()
         raise Conflict("The flow or bot changed while publishing; try again.", code="publish_conflict") from None
-    return record(row)
+    answer = record(row)
+    if tested is not None:
+        answer["tests_passed"] = tested
+    return answer
 
 
 async def notify_runtime(runtime: Any, publication: dict[str, Any]) -> None:

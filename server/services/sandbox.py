@@ -14,6 +14,7 @@ from flows.firing import add_state_messages, new_session, plan
 from flows.model import Flow
 from flows.session import Reply, Session, StepResult, Update
 from flows.testing import updates
+from flows.testing.reads import live_payloads
 from flows.testing.runner import advance, final_data
 from server.db.models import SandboxRow
 from server.errors import Unprocessable
@@ -78,6 +79,7 @@ async def simulate(session: AsyncSession, flow_id: str, sandbox_id: str, raw_upd
     body["clock"] = round(offset, 3)
     body["now"] = now
     body["session"] = after.to_dict() if after is not None else None
+    body["live_payloads"] = live_payloads(flow, after.state if after is not None else None)
     return body
 
 
@@ -150,7 +152,8 @@ async def restore(session: AsyncSession, flow_id: str, sandbox_id: str, raw_dial
     await _save(session, row, flow_id, sandbox_id, dialog, now - wall, wall + float(flow.settings.session_ttl))
     return {"state": dialog.state if dialog is not None else None, "data": dialog.data if dialog else {},
             "replies": replies, "fired": {"transition": None, "reason": "The sandbox dialog was set."},
-            "now": now, "clock": round(now - wall, 3), "session": dialog.to_dict() if dialog else None}
+            "now": now, "clock": round(now - wall, 3), "session": dialog.to_dict() if dialog else None,
+            "live_payloads": live_payloads(flow, dialog.state if dialog is not None else None)}
 
 
 async def reset(session: AsyncSession, flow_id: str, sandbox_id: str) -> None:

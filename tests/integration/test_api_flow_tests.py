@@ -98,7 +98,10 @@ async def test_publish_is_refused_while_the_version_fails_its_tests(app_client, 
     assert blocked.status_code == 409, blocked.text
     body = blocked.json()
     assert body["error"] == "tests_failed" and "expects another greeting" in body["message"]
-    assert body["details"] == [{"test": "expects another greeting", "step": 0, "differs": ["replies"],
+    assert body["details"] == [{"path": "expects another greeting",
+                                "message": 'step 1 (/start): replies expected ["Добрый день!"], got '
+                                           '["Привет! Как вас зовут?"]',
+                                "test": "expects another greeting", "step": 0, "differs": ["replies"],
                                 "expected": {"state": "ask_name", "replies": ["Добрый день!"]},
                                 "actual": {"state": "ask_name", "replies": ["Привет! Как вас зовут?"]},
                                 "error": None}]
@@ -107,6 +110,7 @@ async def test_publish_is_refused_while_the_version_fails_its_tests(app_client, 
     assert (await put_tests(app_client, admin_headers, "reg", tests, revision)).status_code == 200
     allowed = await app_client.post("/api/bots/gate/publish", json=publish, headers=admin_headers)
     assert allowed.status_code == 200, allowed.text
+    assert allowed.json()["tests_passed"] == 1
     # Turning the rule off lets any version through again.
     off = await app_client.patch("/api/bots/gate", json={"require_tests": False}, headers=admin_headers)
     assert off.status_code == 200 and off.json()["require_tests"] is False

@@ -45,6 +45,7 @@ async def test_start_anywhere_with_data_and_the_keys_a_state_reads(app_client, a
                                {"dialog": {"state": "ask_pdn", "data": {"name": "Ann", "phone": "+79990000000"}}})
     assert started.status_code == 200, started.text
     assert started.json()["state"] == "ask_pdn" and started.json()["replies"][0]["buttons"]
+    assert started.json()["live_payloads"] == ["/back", "/cancel", "/help", "/start", "back", "no", "yes", "назад", "отмена"]
     done = await sim(app_client, admin_headers, "reg", {"payload": "yes"})
     assert done["replies"][0]["text"] == "Готово! Имя: Ann, телефон: +79990000000"
     missing = await put_dialog(app_client, admin_headers, "reg", {"dialog": {"state": "nowhere"}})
