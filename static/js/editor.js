@@ -11,6 +11,7 @@ import { installKeys } from "./editor/keys.js";
 import { startRename } from "./editor/rename.js";
 import { Minimap } from "./editor/minimap.js";
 import { Simulator } from "./simulator.js";
+import { TestsPanel, installTabs } from "./editor/tests.js";
 
 const root = document.getElementById("editor");
 const flowId = root.dataset.flowId;
@@ -263,8 +264,11 @@ async function start(doc) {
 window.botflowEditor = { cy, store, issues, addState, addTransition, ready: null, readyAt: null };
 const simRoot = document.getElementById("simulator");
 if (simRoot) {
-  const simulator = new Simulator(simRoot, { flowId, beforeSend: () => store.whenIdle() });
+  const selectedState = () => { const nodes = selected(cy).nodes(); return nodes.length === 1 ? nodes[0].data("sid") : null; };
+  const simulator = new Simulator(simRoot, { flowId, beforeSend: () => store.whenIdle(), selectedState });
   simulator.loadVersions();
   window.botflowEditor.simulator = simulator;
+  installTabs(simRoot);
+  window.botflowEditor.tests = new TestsPanel(document.getElementById("tests"), { flowId, cy, simulator, source: simulator.source });
 }
 if (initial) start(initial).catch((error) => setStatus(error.message, "error"));

@@ -1,6 +1,9 @@
 // The simulator: a chat with the draft (or a frozen version) through POST /api/flows/{id}/simulate,
 // the same engine as live traffic, in a sandbox. Announces the current state and the fired transition.
+// Every step keeps the sandbox dialog it produced, so a click on it goes back there (state, data,
+// history, attempts and timers as they were); a dialog can also start at any state with chosen data.
 import { api } from "./api.js";
+import { t } from "./i18n.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -13,12 +16,14 @@ function safeUrl(url) {
   return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null;
 }
 
-export class Simulator {
-  constructor(root, { flowId, beforeSend = () => Promise.resolve() }) {
+export class Simulator extends EventTarget {
+  constructor(root, { flowId, beforeSend = () => Promise.resolve(), selectedState = () => null }) {
+    super();
     this.root = root;
     this.url = `/api/flows/${encodeURIComponent(flowId)}/simulate`;
     this.versionsUrl = `/api/flows/${encodeURIComponent(flowId)}/versions`;
     this.beforeSend = beforeSend;
+    this.selectedState = selectedState;
     this.log = root.querySelector("[data-sim-log]");
     this.form = root.querySelector("[data-sim-form]");
     this.input = root.querySelector("[data-sim-input]");
@@ -26,7 +31,10 @@ export class Simulator {
     this.stateOut = root.querySelector("[data-sim-state]");
     this.firedOut = root.querySelector("[data-sim-fired]");
     this.dataOut = root.querySelector("[data-sim-data]");
+    this.startBox = root.querySelector("[data-sim-start]");
     this.busy = false;
+    this.steps = [];  // {update, shown, result}: the conversation as it stands (after any step back)
+    this.start = null;  // {state, data} when the dialog was started at a chosen state
     this.wire();
     this.restart();
   }
@@ -47,22 +55,45 @@ export class Simulator {
     if (idle) {
       idle.addEventListener("click", () => {
         const seconds = Number(this.root.querySelector("[data-sim-idle-seconds]").value || 0);
-        if (seconds > 0) this.send({ idle: seconds }, null, `⏱ ${seconds} s later`);
+        if (seconds > 0) this.send({ idle: seconds }, null, t("⏱ {seconds} s later", { seconds }));
       });
     }
     const started = this.root.querySelector("[data-sim-started]");
-    if (started) started.addEventListener("click", () => this.send({ bot_started: null }, null, "▶ bot started"));
+    if (started) started.addEventListener("click", () => this.send({ bot_started: null }, null, t("▶ bot started")));
     this.source.addEventListener("change", () => this.restart());
+    const from = this.root.querySelector("[data-sim-from]");
+    if (from) from.addEventListener("click", () => this.askStart(this.selectedState()));
+    const save = this.root.querySelector("[data-sim-save]");
+    if (save) {
+      save.addEventListener("click", () => {
+        if (!this.steps.length) {
+          this.note(t("Have a conversation first: a test is made of its steps."), "sim-error");
+          return;
+        }
+        this.dispatchEvent(new CustomEvent("save-test", { detail: { steps: this.steps, start: this.start } }));
+      });
+    }
+    if (this.startBox) {
+      this.startBox.addEventListener("submit", (e) => {
+        e.preventDefault();
+        this.startFromBox();
+      });
+      this.startBox.querySelector("[data-sim-start-cancel]").addEventListener("click", () => { this.startBox.hidden = true; });
+    }
+  }
+
+  sourceValue() {
+    return this.source.value === "draft" ? "draft" : Number(this.source.value);
   }
 
   async loadVersions() {
     const res = await api("GET", this.versionsUrl);
     if (!res.ok || !Array.isArray(res.data)) return;
     const chosen = this.source.value;
-    const options = [el("option", "", "Draft")];
+    const options = [el("option", "", t("Draft"))];
     options[0].value = "draft";
     for (const v of res.data) {
-      const option = el("option", "", `Version ${v.version}${v.note ? ` — ${v.note}` : ""}`);
+      const option = el("option", "", `${t("Version {n}", { n: v.version })}${v.note ? ` — ${v.note}` : ""}`);
       option.value = String(v.version);
       options.push(option);
     }
@@ -70,12 +101,15 @@ export class Simulator {
     this.source.value = [...this.source.options].some((o) => o.value === chosen) ? chosen : "draft";
   }
 
-  restart() {
+  restart(message) {
     this.session = `sim-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-    this.log.replaceChildren(el("li", "sim-system", "New conversation. Type a message to start."));
+    this.steps = [];
+    this.start = null;
+    this.log.replaceChildren(el("li", "sim-system", message || t("New conversation. Type a message to start.")));
     this.stateOut.textContent = "—";
     this.firedOut.textContent = "—";
     this.dataOut.textContent = "{}";
+    if (this.startBox) this.startBox.hidden = true;
     this.announce(null, null);
   }
 
@@ -83,21 +117,35 @@ export class Simulator {
     document.dispatchEvent(new CustomEvent("botflow:sim", { detail: { state, transition } }));
   }
 
+  note(text, className = "sim-system") {
+    const li = el("li", className, text);
+    li.dataset.step = String(this.steps.length - 1);
+    this.log.append(li);
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
   async send(update, shown, note) {
     if (this.busy) return;
     this.busy = true;
     this.root.classList.add("busy");
-    if (shown !== null && shown !== undefined) this.log.append(el("li", "sim-user", shown));
-    if (note) this.log.append(el("li", "sim-system", note));
+    const index = this.steps.length;
+    const added = [];
+    if (shown !== null && shown !== undefined) added.push(this.userBubble(shown, index));
+    if (note) added.push(el("li", "sim-system sim-step", note));
+    for (const li of added) {
+      li.dataset.step = String(index);
+      this.log.append(li);
+    }
     try {
       await this.beforeSend();
-      const source = this.source.value === "draft" ? "draft" : Number(this.source.value);
-      const res = await api("POST", this.url, { json: { session: this.session, update, source } });
+      const res = await api("POST", this.url, { json: { session: this.session, update, source: this.sourceValue() } });
       if (!res.ok) {
-        this.log.append(el("li", "sim-error", (res.data && res.data.message) || `The simulator answered ${res.status}.`));
+        for (const li of added) li.remove();
+        this.note((res.data && res.data.message) || t("The simulator could not run this step."), "sim-error");
         return;
       }
-      this.show(res.data);
+      this.steps.push({ update, shown: shown ?? note ?? "", result: res.data });
+      this.show(res.data, index);
     } finally {
       this.busy = false;
       this.root.classList.remove("busy");
@@ -105,14 +153,114 @@ export class Simulator {
     }
   }
 
-  show(result) {
-    for (const reply of result.replies || []) this.log.append(this.bubble(reply));
-    if (result.state === null) this.log.append(el("li", "sim-system", "The dialog ended."));
-    this.stateOut.textContent = result.state ?? "(no dialog)";
+  userBubble(shown, index) {
+    const li = el("li", "sim-user sim-step", shown);
+    li.title = t("Go back to the dialog as it was after this step");
+    li.tabIndex = 0;
+    li.setAttribute("role", "button");
+    const back = () => this.stepBack(Number(li.dataset.step ?? index));
+    li.addEventListener("click", back);
+    li.addEventListener("keydown", (e) => { if (e.key === "Enter") back(); });
+    return li;
+  }
+
+  show(result, index) {
+    for (const reply of result.replies || []) {
+      const bubble = this.bubble(reply);
+      bubble.dataset.step = String(index);
+      this.log.append(bubble);
+    }
+    if (result.state === null) this.note(t("The dialog ended."));
+    this.facts(result);
+  }
+
+  facts(result) {
+    this.stateOut.textContent = result.state ?? t("(no dialog)");
     const fired = result.fired || {};
-    this.firedOut.textContent = fired.transition ? `${fired.transition}: ${fired.reason || ""}` : (fired.reason || "no transition");
+    this.firedOut.textContent = fired.transition ? `${fired.transition}: ${fired.reason || ""}` : (fired.reason || t("no transition"));
     this.dataOut.textContent = JSON.stringify(result.data || {}, null, 2);
+    this.markStale(result.live_payloads);
     this.announce(result.state, fired.transition || null);
+  }
+
+  /** Buttons the dialog no longer takes (it would answer a press with the fallback) look stale. */
+  markStale(live) {
+    const taken = new Set(live || []);
+    for (const button of this.log.querySelectorAll(".sim-button")) {
+      const payload = button.dataset.payload || "";
+      const stale = !taken.has(payload) && !taken.has(payload.trim().toLowerCase());
+      button.classList.toggle("stale", stale);
+      button.title = stale ? t("Stale: the dialog has moved on, a press gets the fallback") : "";
+    }
+  }
+
+  async stepBack(index) {
+    const step = this.steps[index];
+    if (!step || this.busy || index === this.steps.length - 1) return;
+    this.busy = true;
+    try {
+      const res = await api("PUT", `${this.url}/${encodeURIComponent(this.session)}`, {
+        json: { dialog: step.result.session, now: step.result.now, source: this.sourceValue() } });
+      if (!res.ok) {
+        this.note((res.data && res.data.message) || t("Could not go back to that step."), "sim-error");
+        return;
+      }
+      for (const li of [...this.log.children]) {
+        if (li.dataset.step !== undefined && Number(li.dataset.step) > index) li.remove();
+      }
+      this.steps.length = index + 1;
+      this.note(t("Back at step {n}: continue from here.", { n: index + 1 }));
+      this.facts({ ...step.result, live_payloads: res.data.live_payloads, fired: { transition: null, reason: t("Went back to this step.") } });
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async askStart(state) {
+    if (!this.startBox) return;
+    if (!state) {
+      this.note(t("Select one state on the canvas first, then start the simulation there."), "sim-error");
+      return;
+    }
+    const res = await api("GET", `${this.url}/reads?state=${encodeURIComponent(state)}`);
+    if (!res.ok) {
+      this.note((res.data && res.data.message) || t("That state cannot be read."), "sim-error");
+      return;
+    }
+    const data = Object.fromEntries((res.data.keys || []).map((k) => [k, ""]));
+    this.startBox.dataset.state = state;
+    this.startBox.querySelector("[data-sim-start-state]").textContent = state;
+    this.startBox.querySelector("[data-sim-start-data]").value = JSON.stringify(data, null, 2);
+    this.startBox.querySelector("[data-sim-start-error]").textContent = "";
+    this.startBox.hidden = false;
+    this.startBox.querySelector("[data-sim-start-data]").focus();
+  }
+
+  async startFromBox() {
+    const state = this.startBox.dataset.state;
+    const error = this.startBox.querySelector("[data-sim-start-error]");
+    let data;
+    try {
+      data = JSON.parse(this.startBox.querySelector("[data-sim-start-data]").value || "{}");
+    } catch (e) {
+      error.textContent = t("The data is not valid JSON: {problem}", { problem: e.message });
+      return;
+    }
+    if (data === null || typeof data !== "object" || Array.isArray(data)) {
+      error.textContent = t("The data must be an object such as {\"name\": \"Ann\"}.");
+      return;
+    }
+    await this.beforeSend();
+    this.restart(t("Simulating from {state}.", { state }));
+    const res = await api("PUT", `${this.url}/${encodeURIComponent(this.session)}`, {
+      json: { dialog: { state, data }, source: this.sourceValue() } });
+    if (!res.ok) {
+      this.startBox.hidden = false;
+      error.textContent = (res.data && res.data.message) || t("Could not start there.");
+      return;
+    }
+    this.start = { state, data };
+    this.show(res.data, -1);
   }
 
   bubble(reply) {
@@ -130,6 +278,7 @@ export class Simulator {
         }
         const b = el("button", "sim-button", button.text ?? "");
         b.type = "button";
+        b.dataset.payload = button.payload ?? "";
         b.addEventListener("click", () => this.send({ payload: button.payload }, `[${button.text}]`));
         line.append(b);
       }

@@ -1,0 +1,349 @@
+// The Tests tab: saved dialog tests of the flow (run all, results side by side, delete), "save as test"
+// from a simulator conversation, generated tests with the transitions none covers, coverage on the
+// canvas, and a replay of a bot's recorded dialogs against the draft or a version.
+import { api, revisionOf } from "../api.js";
+import { t } from "../i18n.js";
+import { showCoverage } from "./coverage.js";
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function json(value) {
+  return JSON.stringify(value, null, 1);
+}
+
+function describeUpdate(update) {
+  if ("idle" in update) return t("wait {seconds} s", { seconds: update.idle });
+  if ("event" in update) return t("event {name}", { name: update.event });
+  if ("attachment" in update) return `[${update.attachment.type}]${update.text ? ` ${update.text}` : ""}`;
+  if ("payload" in update) return `[${update.payload}]`;
+  if ("bot_started" in update) return t("bot started");
+  return update.text ?? "";
+}
+
+const KEY_NAMES = { replies: () => t("Replies"), buttons: () => t("Buttons"), state: () => t("State"), data: () => t("Data") };
+
+/** Expected beside actual for each part of a step that differs. */
+export function sideBySide(failure) {
+  const table = el("table", "side-by-side");
+  const head = el("tr");
+  head.append(el("th", "", ""), el("th", "", t("Expected")), el("th", "", t("Actual")));
+  table.append(head);
+  for (const key of failure.differs) {
+    const row = el("tr");
+    row.append(el("th", "", (KEY_NAMES[key] || (() => key))()));
+    row.append(el("td", "expected", json(failure.expected[key])));
+    row.append(el("td", "actual", json(failure.actual[key])));
+    table.append(row);
+  }
+  return table;
+}
+
+export class TestsPanel {
+  constructor(root, { flowId, cy, simulator, source }) {
+    this.root = root;
+    this.cy = cy;
+    this.simulator = simulator;
+    this.source = source;
+    this.base = `/api/flows/${encodeURIComponent(flowId)}`;
+    this.flowId = flowId;
+    this.tests = [];
+    this.revision = "t0";
+    this.results = new Map();
+    this.coverage = null;
+    this.list = root.querySelector("[data-tests-list]");
+    this.status = root.querySelector("[data-tests-status]");
+    this.figure = root.querySelector("[data-tests-coverage]");
+    this.onGraph = root.querySelector("[data-tests-on-graph]");
+    this.generated = root.querySelector("[data-tests-generated]");
+    this.saveForm = root.querySelector("[data-tests-save]");
+    this.replayBox = root.querySelector("[data-tests-replay]");
+    root.querySelector("[data-tests-run]").addEventListener("click", () => this.runAll());
+    root.querySelector("[data-tests-generate]").addEventListener("click", () => this.generate());
+    this.onGraph.addEventListener("change", () => showCoverage(this.cy, this.onGraph.checked ? this.coverage : null));
+    this.saveForm.addEventListener("submit", (e) => { e.preventDefault(); this.saveConversation(); });
+    this.saveForm.querySelector("[data-tests-save-cancel]").addEventListener("click", () => { this.saveForm.hidden = true; });
+    if (simulator) simulator.addEventListener("save-test", (e) => this.openSave(e.detail));
+    this.replayBox.addEventListener("submit", (e) => { e.preventDefault(); this.replay(); });
+    this.load();
+    this.loadBots();
+  }
+
+  sourceValue() {
+    return this.source.value === "draft" ? "draft" : Number(this.source.value);
+  }
+
+  say(text, kind = "") {
+    this.status.textContent = text;
+    this.status.dataset.kind = kind;
+  }
+
+  async load() {
+    const res = await api("GET", `${this.base}/tests`);
+    if (!res.ok) {
+      this.say((res.data && res.data.message) || t("The saved tests could not be loaded."), "error");
+      return;
+    }
+    this.tests = res.data.tests;
+    this.revision = res.data.revision || revisionOf(res.headers.get("ETag")) || "t0";
+    this.render();
+  }
+
+  /** Replace the saved list; on a conflict reload and say so. Returns whether it was saved. */
+  async save(tests) {
+    const res = await api("PUT", `${this.base}/tests`, { json: { tests }, headers: { "If-Match": `"${this.revision}"` } });
+    if (res.status === 412) {
+      await this.load();
+      this.say(t("Someone else changed the tests meanwhile; the list was reloaded, try again."), "error");
+      return { ok: false, res };
+    }
+    if (!res.ok) return { ok: false, res };
+    this.tests = tests;
+    this.revision = res.data.revision;
+    this.render();
+    return { ok: true, res };
+  }
+
+  render() {
+    const items = this.tests.map((test) => this.item(test));
+    if (!items.length) items.push(el("li", "empty", t("No saved tests yet: save a simulator conversation or generate some.")));
+    this.list.replaceChildren(...items);
+    const count = (this.root.closest("aside") || document).querySelector("[data-tests-count]");
+    if (count) count.textContent = String(this.tests.length);
+  }
+
+  item(test) {
+    const li = el("li", "test-item");
+    li.dataset.test = test.name;
+    const line = el("div", "test-line");
+    const result = this.results.get(test.name);
+    const badge = el("span", `tag ${result ? (result.passed ? "ok" : "failed") : "muted"}`,
+      result ? (result.passed ? t("passed") : t("failed")) : t("not run"));
+    line.append(badge, el("span", "test-name", test.name),
+      el("span", "hint", t("{n} steps", { n: test.steps.length })));
+    const remove = el("button", "link-button", "×");
+    remove.type = "button";
+    remove.title = t("Delete this test");
+    remove.setAttribute("aria-label", t("Delete the test {name}", { name: test.name }));
+    remove.addEventListener("click", async () => {
+      const { ok, res } = await this.save(this.tests.filter((x) => x.name !== test.name));
+      if (!ok && res.status !== 412) this.say((res.data && res.data.message) || t("Not deleted."), "error");
+    });
+    line.append(remove);
+    li.append(line);
+    if (result && !result.passed) li.append(this.failure(result));
+    return li;
+  }
+
+  failure(result) {
+    const box = el("div", "test-failure");
+    if (result.error) {
+      box.append(el("p", "field-error", result.error));
+      return box;
+    }
+    const f = result.failure;
+    box.append(el("p", "", t("Step {n} ({update}) differs:", { n: f.step + 1, update: describeUpdate(f.update) })));
+    box.append(sideBySide(f));
+    return box;
+  }
+
+  showCoverageFigure(coverage) {
+    this.coverage = coverage;
+    const covered = coverage.covered.length;
+    this.figure.replaceChildren(
+      el("strong", "coverage-figure", `${coverage.percent}%`),
+      el("span", "", t(" of transitions covered ({covered} of {total})", { covered, total: coverage.total })));
+    this.figure.hidden = false;
+    this.onGraph.closest("label").hidden = false;
+    this.onGraph.checked = true;
+    showCoverage(this.cy, coverage);
+  }
+
+  async runAll() {
+    this.say(t("Running {n} tests…", { n: this.tests.length }), "busy");
+    const res = await api("POST", `${this.base}/tests/run`, { json: { source: this.sourceValue() } });
+    if (!res.ok) {
+      this.say((res.data && res.data.message) || t("The tests could not run."), "error");
+      return;
+    }
+    this.results = new Map(res.data.results.map((r) => [r.name, r]));
+    this.render();
+    const where = res.data.source === "draft" ? t("the draft") : t("version {n}", { n: res.data.source });
+    this.say(t("{passed} passed, {failed} failed on {where}.", { passed: res.data.passed, failed: res.data.failed, where }),
+      res.data.failed ? "error" : "ok");
+    this.showCoverageFigure(res.data.coverage);
+  }
+
+  async generate() {
+    this.say(t("Searching the graph for dialogs that fire every transition…"), "busy");
+    const res = await api("POST", `${this.base}/tests/generate`, { json: { source: this.sourceValue() } });
+    if (!res.ok) {
+      this.say((res.data && res.data.message) || t("No tests could be generated."), "error");
+      return;
+    }
+    const data = res.data;
+    const box = this.generated;
+    box.replaceChildren();
+    box.append(el("p", "", t("{n} dialogs fire {covered} of {total} transitions.",
+      { n: data.tests.length, covered: data.coverage.covered.length, total: data.coverage.total })));
+    if (data.uncovered.length) {
+      const ul = el("ul", "uncovered");
+      for (const u of data.uncovered) {
+        const li = el("li");
+        li.append(el("code", "", u.transition), el("span", "", ` — ${u.reason}`));
+        ul.append(li);
+      }
+      box.append(el("p", "hint", t("Not covered:")), ul);
+    }
+    const names = new Set(this.tests.map((x) => x.name));
+    const fresh = data.tests.filter((x) => !names.has(x.name));
+    const add = el("button", "primary", t("Add {n} tests", { n: fresh.length }));
+    add.type = "button";
+    add.disabled = !fresh.length;
+    add.addEventListener("click", async () => {
+      const { ok, res: answer } = await this.save([...this.tests, ...fresh]);
+      if (ok) { box.hidden = true; this.say(t("{n} generated tests saved.", { n: fresh.length }), "ok"); }
+      else if (answer.status !== 412) this.say((answer.data && answer.data.message) || t("Not saved."), "error");
+    });
+    box.append(add);
+    box.hidden = false;
+    this.say("", "");
+    this.showCoverageFigure({ ...data.coverage, uncovered: data.uncovered });
+  }
+
+  // ---- save a simulator conversation as a test ----
+  openSave({ steps, start }) {
+    this.pending = { steps, start };
+    this.root.dispatchEvent(new CustomEvent("tests:show", { bubbles: true }));
+    const rows = this.saveForm.querySelector("[data-tests-save-steps]");
+    rows.replaceChildren();
+    let before = start ? { ...start.data } : {};
+    steps.forEach((step, i) => {
+      const data = step.result.data || {};
+      const changed = Object.keys(data).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(data[k]));
+      before = data;
+      const row = el("fieldset", "save-step");
+      row.dataset.index = String(i);
+      row.append(el("legend", "", `${i + 1}. ${step.shown || describeUpdate(step.update)}`));
+      const hasButtons = (step.result.replies || []).some((r) => (r.buttons || []).length);
+      for (const key of ["replies", "buttons", "state"]) {
+        row.append(this.check(`expect-${key}`, KEY_NAMES[key](), key !== "buttons" || hasButtons, key));
+      }
+      for (const key of Object.keys(data)) {
+        row.append(this.check("expect-data", `${t("Data")}: ${key}`, changed.includes(key), key));
+      }
+      rows.append(row);
+    });
+    this.saveForm.querySelector("[data-tests-save-error]").textContent = "";
+    const name = this.saveForm.querySelector("[data-tests-save-name]");
+    name.value = t("Test {n}", { n: this.tests.length + 1 });
+    this.saveForm.hidden = false;
+    name.focus();
+    name.select();
+  }
+
+  check(kind, label, checked, value) {
+    const wrap = el("label", "check");
+    const box = el("input");
+    box.type = "checkbox";
+    box.checked = checked;
+    box.dataset.kind = kind;
+    box.value = value;
+    wrap.append(box, document.createTextNode(` ${label}`));
+    return wrap;
+  }
+
+  conversationCase(name) {
+    const steps = this.pending.steps.map((step, i) => {
+      const row = this.saveForm.querySelector(`fieldset[data-index="${i}"]`);
+      const on = (kind) => row.querySelector(`input[data-kind="expect-${kind}"]`).checked;
+      const replies = step.result.replies || [];
+      const expect = {};
+      if (on("replies")) expect.replies = replies.map((r) => r.text);
+      if (on("buttons")) expect.buttons = replies.map((r) => (r.buttons || []).map((line) => line.map((b) => b.text)));
+      if (on("state")) expect.state = step.result.state;
+      const keys = [...row.querySelectorAll('input[data-kind="expect-data"]:checked')].map((b) => b.value);
+      if (keys.length) expect.data = Object.fromEntries(keys.map((k) => [k, step.result.data[k]]));
+      return { update: step.update, expect };
+    });
+    const test = { name, steps };
+    if (this.pending.start) test.start = this.pending.start;
+    return test;
+  }
+
+  async saveConversation() {
+    const name = this.saveForm.querySelector("[data-tests-save-name]").value.trim();
+    const error = this.saveForm.querySelector("[data-tests-save-error]");
+    if (!name) { error.textContent = t("Give the test a name."); return; }
+    if (this.tests.some((x) => x.name === name)) { error.textContent = t("Another test already has this name."); return; }
+    const { ok, res } = await this.save([...this.tests, this.conversationCase(name)]);
+    if (!ok) {
+      if (res.status !== 412) error.textContent = (res.data && res.data.message) || t("Not saved.");
+      return;
+    }
+    this.saveForm.hidden = true;
+    this.say(t("Saved the test {name}.", { name }), "ok");
+  }
+
+  // ---- replay of recorded dialogs ----
+  async loadBots() {
+    const res = await api("GET", "/api/bots");
+    const select = this.replayBox.querySelector("[data-replay-bot]");
+    const bots = res.ok && Array.isArray(res.data) ? res.data.filter((b) => b.flow === this.flowId) : [];
+    if (!bots.length) { this.replayBox.hidden = true; return; }
+    select.replaceChildren(...bots.map((b) => { const o = el("option", "", b.title || b.id); o.value = b.id; return o; }));
+    this.replayBox.hidden = false;
+  }
+
+  async replay() {
+    const bot = this.replayBox.querySelector("[data-replay-bot]").value;
+    const last = Number(this.replayBox.querySelector("[data-replay-last]").value || 100);
+    const out = this.replayBox.querySelector("[data-replay-result]");
+    out.replaceChildren(el("p", "hint", t("Replaying the recorded dialogs…")));
+    const res = await api("POST", `/api/bots/${encodeURIComponent(bot)}/replay`,
+      { json: { source: this.sourceValue(), flow: this.flowId, last } });
+    if (!res.ok) {
+      out.replaceChildren(el("p", "field-error", (res.data && res.data.message) || t("The replay did not run.")));
+      return;
+    }
+    const data = res.data;
+    const items = [el("p", "", t("{differ} of {dialogs} dialogs would now go differently.", data))];
+    for (const group of data.groups) {
+      items.push(el("p", "replay-group", t("{count} part at {state} ({expected} before, {actual} now)", {
+        count: group.count, state: group.state || t("the start"), expected: group.expected_transition || "—",
+        actual: group.actual_transition || "—" })));
+    }
+    for (const found of data.differing.slice(0, 20)) {
+      const box = el("div", "test-failure");
+      const d = found.divergence;
+      box.append(el("p", "", t("User {user}, step {n} ({update}):", { user: found.user, n: d.step + 1, update: describeUpdate(d.update) })));
+      box.append(sideBySide(d));
+      const keep = el("button", "", t("Save as test"));
+      keep.type = "button";
+      keep.addEventListener("click", async () => {
+        if (this.tests.some((x) => x.name === found.test.name)) { keep.disabled = true; return; }
+        const { ok } = await this.save([...this.tests, found.test]);
+        if (ok) { keep.disabled = true; keep.textContent = t("Saved"); }
+      });
+      box.append(keep);
+      items.push(box);
+    }
+    out.replaceChildren(...items);
+  }
+}
+
+/** The Simulator / Tests tabs of the right column; a panel asks for its tab with a "tests:show" event. */
+export function installTabs(aside) {
+  const buttons = [...aside.querySelectorAll("[data-tab-show]")];
+  const show = (name) => {
+    for (const b of buttons) b.setAttribute("aria-selected", String(b.dataset.tabShow === name));
+    for (const part of aside.querySelectorAll("[data-tab]")) part.hidden = part.dataset.tab !== name;
+  };
+  for (const b of buttons) b.addEventListener("click", () => show(b.dataset.tabShow));
+  aside.addEventListener("tests:show", () => show("tests"));
+  show("sim");
+}

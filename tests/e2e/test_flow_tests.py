@@ -1,0 +1,138 @@
+"""The simulator's step back, start anywhere and stale buttons; save as test, run all, generate and
+coverage on the graph, in the real editor in Chromium. Screenshots go to tests/artifacts/."""
+from __future__ import annotations
+
+import copy
+import json
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.canvas import node_point, open_editor
+from tests.e2e.conftest import ROOT, App, shoot
+
+
+def registration(flow_id: str) -> dict:
+    doc = json.loads((ROOT / "examples" / "registration.json").read_text(encoding="utf-8"))
+    doc["id"] = flow_id
+    return doc
+
+
+def create(app: App, flow_id: str) -> None:
+    answer = app.api("POST", "/api/flows", json=registration(flow_id))
+    assert answer.status_code == 201, answer.text
+
+
+def say(page: Page, text: str) -> None:
+    sim = page.locator("#simulator")
+    count = sim.locator(".sim-bot").count()
+    sim.locator("[data-sim-input]").fill(text)
+    sim.locator("[data-sim-form] button[type=submit]").click()
+    expect(sim.locator(".sim-bot")).not_to_have_count(count)
+
+
+def test_step_back_then_continue_and_stale_buttons(page: Page, app: App) -> None:
+    create(app, "e2e_back")
+    open_editor(page, app.url, "e2e_back")
+    sim = page.locator("#simulator")
+    for text in ("/start", "Иван", "+79991234567", "ivan@example.com"):
+        say(page, text)
+    expect(sim.locator("[data-sim-state]")).to_have_text("ask_pdn")
+    expect(sim.locator(".sim-button", has_text="Да")).not_to_have_class("stale")
+    # Go back to the step after the name: later messages disappear, the dialog waits for the phone again.
+    sim.locator(".sim-user", has_text="Иван").click()
+    expect(sim.locator("[data-sim-state]")).to_have_text("ask_phone")
+    expect(sim.locator(".sim-user", has_text="ivan@example.com")).to_have_count(0)
+    expect(sim.locator("[data-sim-data]")).to_contain_text('"name": "Иван"')
+    expect(sim.locator("[data-sim-data]")).not_to_contain_text("phone")
+    say(page, "89990001122")
+    expect(sim.locator("[data-sim-data]")).to_contain_text("+79990001122")
+    say(page, "a@b.ru")
+    expect(sim.locator(".sim-button", has_text="Да")).not_to_have_class("stale")
+    sim.locator(".sim-button", has_text="Да").click()
+    expect(sim.locator(".sim-system", has_text="The dialog ended")).to_be_visible()
+    expect(sim.locator(".sim-button", has_text="Да")).to_have_class("sim-button stale")
+    shoot(page, "simulator-step-back")
+
+
+def test_start_anywhere_with_prefilled_data(page: Page, app: App) -> None:
+    create(app, "e2e_anywhere")
+    open_editor(page, app.url, "e2e_anywhere")
+    point = node_point(page, "ask_pdn")
+    page.mouse.click(point["x"], point["y"])
+    sim = page.locator("#simulator")
+    sim.locator("[data-sim-from]").click()
+    box = sim.locator("[data-sim-start]")
+    expect(box).to_be_visible()
+    data = box.locator("[data-sim-start-data]")
+    assert json.loads(data.input_value()) == {"name": "", "phone": ""}
+    data.fill('{"name": "Ann", "phone": "+79990000000"}')
+    shoot(page, "simulator-start-anywhere")
+    box.get_by_role("button", name="Start here").click()
+    expect(sim.locator("[data-sim-state]")).to_have_text("ask_pdn")
+    sim.locator(".sim-button", has_text="Да").click()
+    expect(sim.locator(".sim-bot").last).to_have_text("Готово! Имя: Ann, телефон: +79990000000")
+
+
+def test_save_as_test_run_all_and_coverage_on_the_graph(page: Page, app: App) -> None:
+    create(app, "e2e_tests")
+    open_editor(page, app.url, "e2e_tests")
+    for text in ("/start", "Иван", "+79991234567"):
+        say(page, text)
+    sim = page.locator("#simulator")
+    sim.locator("[data-sim-save]").click()
+    form = page.locator("[data-tests-save]")
+    expect(form).to_be_visible()
+    form.locator("[data-tests-save-name]").fill("name and phone")
+    # Switch off the replies of the first step: only its state is checked.
+    form.locator('fieldset[data-index="0"] input[data-kind="expect-replies"]').uncheck()
+    shoot(page, "tests-save-as-test")
+    form.get_by_role("button", name="Save test").click()
+    expect(page.locator(".test-item", has_text="name and phone")).to_be_visible()
+    saved = app.api("GET", "/api/flows/e2e_tests/tests").json()["tests"][0]
+    assert "replies" not in saved["steps"][0]["expect"] and saved["steps"][0]["expect"]["state"] == "ask_name"
+    assert saved["steps"][2]["expect"]["data"] == {"phone": "+79991234567"}
+
+    page.get_by_role("button", name="Run all").click()
+    expect(page.locator("[data-tests-status]")).to_have_text("1 passed, 0 failed on the draft.")
+    expect(page.locator("[data-tests-coverage]")).to_contain_text("33.3%")
+    covered = page.evaluate("window.botflowEditor.cy.edges('.cov-covered').map(e => e.data('tid') || e.id())")
+    assert len(covered) == 2
+
+    # A change to the draft makes it fail, with expected and actual side by side.
+    draft = app.api("GET", "/api/flows/e2e_tests")
+    changed = copy.deepcopy(draft.json())
+    changed["states"][1]["say"][0]["text"] = "Ваш телефон?"
+    assert app.api("PUT", "/api/flows/e2e_tests", json=changed,
+                   headers={"If-Match": draft.headers["etag"]}).status_code == 200
+    page.get_by_role("button", name="Run all").click()
+    expect(page.locator("[data-tests-status]")).to_have_text("0 passed, 1 failed on the draft.")
+    failure = page.locator(".test-failure")
+    expect(failure.locator("td.expected")).to_contain_text("Введите телефон в формате +7XXXXXXXXXX")
+    expect(failure.locator("td.actual")).to_contain_text("Ваш телефон?")
+    shoot(page, "tests-run-all-failed")
+
+    page.get_by_role("button", name="Generate").click()
+    generated = page.locator("[data-tests-generated]")
+    expect(generated).to_contain_text("fire 6 of 6 transitions")
+    expect(page.locator("[data-tests-coverage]")).to_contain_text("100%")
+    generated.get_by_role("button", name="Add 3 tests").click()
+    expect(page.locator(".test-item")).to_have_count(4)
+    page.get_by_role("button", name="Run all").click()
+    expect(page.locator("[data-tests-status]")).to_contain_text("on the draft.")
+    assert page.evaluate("window.botflowEditor.cy.edges('.cov-uncovered').length") == 0
+    assert page.evaluate("window.botflowEditor.cy.edges('.cov-covered').length") == 6
+    shoot(page, "tests-coverage-on-graph")
+
+
+def test_uncovered_transitions_are_drawn_on_the_graph(page: Page, app: App) -> None:
+    doc = registration("e2e_uncovered")
+    doc["states"].append({"id": "island", "say": [{"text": "Nobody comes here"}]})
+    doc["transitions"].append({"id": "from_island", "from": "island", "to": "refused", "on": "text", "match": ["x"]})
+    assert app.api("POST", "/api/flows", json=doc).status_code == 201
+    open_editor(page, app.url, "e2e_uncovered")
+    page.get_by_role("tab", name="Tests").click()
+    page.get_by_role("button", name="Generate").click()
+    expect(page.locator("[data-tests-generated]")).to_contain_text("no dialog reaches island from the start")
+    expect(page.locator("[data-tests-coverage]")).to_contain_text("85.7%")
+    assert page.evaluate("window.botflowEditor.cy.edges('.cov-uncovered').map(e => e.id())") == ["t:from_island"]
+    shoot(page, "tests-uncovered-on-graph")
