@@ -17,6 +17,9 @@ from flows.testing.runner import CLOCK_START, advance, observe
 from flows.testing.updates import parse_update
 
 MAX_NODES = 4000
+# Dialogs at one state that differ only in data the conditions read: a few are kept, so an `if` further
+# on can still see different values, without the combinations of every earlier answer multiplying.
+MAX_VARIANTS = 4
 OTHER_TEXT = "something else entirely"
 
 
@@ -71,7 +74,7 @@ class Search:
         limit = sp.input.max_attempts if sp is not None and sp.input is not None else None
         # Invalid attempts matter only up to max_attempts; counting further would make every dialog new.
         attempts = min(s.attempts, limit) if limit else 0
-        return s.state, attempts, s.reminded, s.timeout_held, data
+        return (s.state, attempts, s.reminded, s.timeout_held), data
 
     def opening_moves(self) -> list[list[dict[str, Any]]]:
         restart = self.flow.command("restart")
@@ -136,7 +139,7 @@ class Search:
         total = len(self.flow.transitions)
         root = Node(None, CLOCK_START, (), ())
         queue: deque[Node] = deque()
-        seen: set[Any] = set()
+        seen: dict[Any, set[str]] = {}
         for move in self.opening_moves():
             queue.append(self.play(root, move))
         while queue:
@@ -147,9 +150,13 @@ class Search:
                 return
             node = queue.popleft()
             k = self.key(node)
-            if k is None or k in seen:
+            if k is None:
                 continue
-            seen.add(k)
+            place, data = k
+            variants = seen.setdefault(place, set())
+            if data in variants or len(variants) >= MAX_VARIANTS:
+                continue
+            variants.add(data)
             self.expanded += 1
             assert node.session is not None
             self.reached.add(node.session.state)
@@ -183,6 +190,11 @@ class Search:
             return f"{tr.source} already has the timeout {sp.timeout.id}; only the first one fires"
         if tr.on == "timeout" and float(tr.after or 0) >= float(flow.settings.session_ttl):
             return "its after is not below session_ttl: the dialog expires first"
+        earlier = next((e for e in sp.on_input if e is not tr), None) if tr.on == "input" else None
+        if earlier is not None and sp.on_input.index(earlier) < sp.on_input.index(tr) and not tr.conditions:
+            held = " and ".join(describe(c) for c in earlier.conditions) or "no condition"
+            return (f"every value {tr.source} accepts that was tried also satisfies the earlier input "
+                    f"transition {earlier.id} ({held})")
         if tr.conditions:
             held = " and ".join(describe(c) for c in tr.conditions)
             return f"its condition ({held}) never held with the inputs and events tried"
@@ -227,14 +239,15 @@ def generate(flow: Flow, max_nodes: int = MAX_NODES) -> dict[str, Any]:
     search = Search(flow, max_nodes)
     search.run()
     remaining = set(search.first)
-    candidates = sorted({id(n): n for n in search.first.values()}.values(), key=lambda n: -len(set(n.fired)))
+    nodes = list({id(n): n for n in search.first.values()}.values())
+    covers = [frozenset(n.fired) for n in nodes]
     chosen: list[Node] = []
     while remaining:
-        best = max(candidates, key=lambda n: (len(remaining & set(n.fired)), -len(n.path)))
-        gain = remaining & set(best.fired)
+        best = max(range(len(nodes)), key=lambda i: (len(remaining & covers[i]), -len(nodes[i].path)))
+        gain = remaining & covers[best]
         if not gain:
             break
-        chosen.append(best)
+        chosen.append(nodes[best])
         remaining -= gain
     cases = [record_case(flow, _name(flow, n.fired, i + 1), n.path) for i, n in enumerate(chosen)]
     covered = set(search.first)
