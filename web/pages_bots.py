@@ -72,6 +72,8 @@ class BotsController(Controller):
         values: dict[str, Any] = _secrets(data)
         if "title" in data:
             values["title"] = data["title"].strip() or None
+        if "require_tests_shown" in data:
+            values["require_tests"] = data.get("require_tests") == "on"
         try:
             row = await bot_service.update_bot(db_session, bot_id, values, user_of(request).username)
         except AppError as exc:

@@ -124,14 +124,14 @@ async def check_publish(session: AsyncSession, flow_id: str, version: int) -> di
     report = await run_saved(session, flow_id, version)
     if report["total"] == 0:
         raise Conflict(f"This bot publishes only versions whose saved tests pass, and flow '{flow_id}' has no "
-                       "saved tests; save at least one test (or turn off require_tests for the bot).",
+                       "saved tests; save at least one test, or stop requiring passing tests in the bot's settings.",
                        code="no_tests")
     if report["failed"]:
         failing = failing_details(report)
         names = ", ".join(repr(d["test"]) for d in failing[:5])
         raise Conflict(f"Version {version} of '{flow_id}' fails {report['failed']} of {report['total']} saved "
-                       f"tests ({names}); nothing was published. Fix the flow or the tests, or turn off "
-                       "require_tests for the bot.", code="tests_failed", details=failing)
+                       f"tests ({names}); nothing was published. Fix the flow or the tests, or stop requiring "
+                       "passing tests in the bot's settings.", code="tests_failed", details=failing)
     return report
 
 

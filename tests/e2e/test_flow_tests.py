@@ -136,3 +136,32 @@ def test_uncovered_transitions_are_drawn_on_the_graph(page: Page, app: App) -> N
     expect(page.locator("[data-tests-coverage]")).to_contain_text("85.7%")
     assert page.evaluate("window.botflowEditor.cy.edges('.cov-uncovered').map(e => e.id())") == ["t:from_island"]
     shoot(page, "tests-uncovered-on-graph")
+
+
+def test_publish_form_shows_the_failing_tests_of_a_bot_that_requires_them(page: Page, app: App) -> None:
+    create(app, "e2e_gate")
+    assert app.api("POST", "/api/flows/e2e_gate/versions", json={"note": "first"}).status_code == 201
+    assert app.api("POST", "/api/bots", json={"id": "gatebot", "title": "Gate bot"}).status_code == 201
+    page.goto(app.url + "/bots/gatebot")
+    page.get_by_label("Publish only versions that pass the flow's saved tests").check()
+    page.locator("#bot-settings").get_by_role("button", name="Save").click()
+    expect(page.locator("#bot-settings .notice.ok")).to_be_visible()
+    assert app.api("GET", "/api/bots/gatebot").json()["require_tests"] is True
+    wrong = {"name": "greets in English", "steps": [{"update": {"text": "/start"}, "expect": {"replies": ["Hello!"]}}]}
+    assert app.api("PUT", "/api/flows/e2e_gate/tests", json={"tests": [wrong]},
+                   headers={"If-Match": '"t0"'}).status_code == 200
+    page.goto(app.url + "/flows/e2e_gate/versions")
+    page.locator("select[name=bot]").select_option("gatebot")
+    page.get_by_role("button", name="Publish").click()
+    result = page.locator("#publish-result")
+    expect(result).to_contain_text("fails 1 of 1 saved tests")
+    expect(result).to_contain_text("greets in English")
+    expect(result).to_contain_text('replies expected ["Hello!"], got ["Привет! Как вас зовут?"]')
+    shoot(page, "publish-blocked-by-tests")
+    assert app.api("GET", "/api/bots/gatebot").json()["flow"] is None
+    right = {"name": "greets", "steps": [{"update": {"text": "/start"}, "expect": {"replies": ["Привет! Как вас зовут?"]}}]}
+    revision = app.api("GET", "/api/flows/e2e_gate/tests").json()["revision"]
+    assert app.api("PUT", "/api/flows/e2e_gate/tests", json={"tests": [right]},
+                   headers={"If-Match": f'"{revision}"'}).status_code == 200
+    page.get_by_role("button", name="Publish").click()
+    expect(result).to_contain_text("All 1 saved tests passed on this version.")
