@@ -117,3 +117,23 @@ def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
     shape = cli(str(REGISTRATION), str(tmp_path / "bad_shape.json"))
     assert shape.returncode == 2 and "tests[0].steps" in shape.stderr
     assert cli(str(tmp_path / "broken.json"), str(good)).returncode == 2
+
+
+def test_the_keys_a_state_reads_and_the_payloads_it_still_takes(flow) -> None:
+    from flows.testing.reads import keys_read, live_payloads
+
+    assert keys_read(flow, "ask_pdn") == ["name", "phone"]
+    assert keys_read(flow, "ask_name") == []  # it asks for the name itself
+    assert keys_read(flow, "nowhere") == []
+    live = live_payloads(flow, "ask_pdn")
+    assert {"yes", "no", "/start", "назад"} <= set(live)
+    assert "yes" not in live_payloads(flow, "ask_name") and "yes" not in live_payloads(flow, None)
+
+
+def test_the_testing_package_imports_no_io_library() -> None:
+    code = ("import sys, flows.testing.generate, flows.testing.replay, flows.testing.report, flows.testing.reads; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('litestar', 'sqlalchemy', 'redis', 'httpx', 'asyncio', 'socket', 'server')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
