@@ -165,3 +165,39 @@ def test_publish_form_shows_the_failing_tests_of_a_bot_that_requires_them(page: 
                    headers={"If-Match": f'"{revision}"'}).status_code == 200
     page.get_by_role("button", name="Publish").click()
     expect(result).to_contain_text("All 1 saved tests passed on this version.")
+
+
+def test_replay_of_real_dialogs_and_one_click_to_a_saved_test(page: Page, app: App) -> None:
+    from tests.e2e.conftest import MAX_TOKEN
+    from tests.integration.runtime_app import msg
+
+    create(app, "e2e_replay")
+    assert app.api("POST", "/api/flows/e2e_replay/versions", json={"note": "live"}).status_code == 201
+    secret = "e2e-replay-secret"
+    assert app.api("POST", "/api/bots", json={"id": "replaybot", "title": "Replay bot", "token": MAX_TOKEN,
+                                              "webhook_secret": secret}).status_code == 201
+    assert app.api("POST", "/api/bots/replaybot/publish", json={"flow": "e2e_replay", "version": 1}).status_code == 200
+    for user, words in ((8801, ["/start", "Иван", "+79991234567"]), (8802, ["/start", "Анна"])):
+        for word in words:
+            answer = app.api("POST", "/webhooks/max/replaybot", json=msg(user, word),
+                             headers={"X-Max-Bot-Api-Secret": secret})
+            assert answer.status_code == 200, answer.text
+    draft = app.api("GET", "/api/flows/e2e_replay")
+    changed = copy.deepcopy(draft.json())
+    changed["states"][2]["say"][0]["text"] = "Ваш email?"
+    assert app.api("PUT", "/api/flows/e2e_replay", json=changed,
+                   headers={"If-Match": draft.headers["etag"]}).status_code == 200
+    open_editor(page, app.url, "e2e_replay")
+    page.get_by_role("tab", name="Tests").click()
+    replay = page.locator("[data-tests-replay]")
+    expect(replay).to_be_visible()
+    replay.get_by_role("button", name="Replay").click()
+    result = replay.locator("[data-replay-result]")
+    expect(result).to_contain_text("1 of 2 dialogs would now go differently.")
+    expect(result.locator("td.expected")).to_contain_text("Введите email")
+    expect(result.locator("td.actual")).to_contain_text("Ваш email?")
+    shoot(page, "tests-replay")
+    result.get_by_role("button", name="Save as test").click()
+    expect(page.locator(".test-item", has_text="replay of user 8801")).to_be_visible()
+    page.get_by_role("button", name="Run all").click()
+    expect(page.locator("[data-tests-status]")).to_have_text("0 passed, 1 failed on the draft.")

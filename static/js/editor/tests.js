@@ -313,7 +313,7 @@ export class TestsPanel {
     const data = res.data;
     const items = [el("p", "", t("{differ} of {dialogs} dialogs would now go differently.", data))];
     for (const group of data.groups) {
-      items.push(el("p", "replay-group", t("{count} part at {state} ({expected} before, {actual} now)", {
+      items.push(el("p", "replay-group", t("{count} part at {state}: {expected} then, {actual} now", {
         count: group.count, state: group.state || t("the start"), expected: group.expected_transition || "—",
         actual: group.actual_transition || "—" })));
     }
