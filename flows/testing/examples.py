@@ -42,9 +42,15 @@ def attachment(kind: str | None, caption: str | None = None) -> dict[str, Any]:
     return update
 
 
+# Nested repeats multiply ((a{200}){200}...): an example longer than any message is no use anyway.
+MAX_EXAMPLE = 4000
+
+
 def _build(items: Any, out: list[str], depth: int = 0) -> None:
     if depth > 50:
         raise ValueError("pattern nested too deeply")
+    if len(out) > MAX_EXAMPLE:
+        raise ValueError("the shortest example is longer than a message")
     for op, arg in items:
         name = str(op)
         if name == "LITERAL":

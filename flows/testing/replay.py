@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from flows.engine import catch_up, step
 from flows.model import Flow
@@ -80,25 +80,42 @@ def as_case(dialog: Dialog, name: str) -> dict[str, Any]:
     return {"name": name[:200], "steps": steps[:500]}
 
 
-def replay(flow: Flow, dialogs: list[Dialog], keep: int = 200) -> dict[str, Any]:
-    """Every dialog on `flow`: the ones that differ, grouped by where they part (state, then transitions)."""
-    groups: dict[tuple[Any, ...], list[str]] = defaultdict(list)
-    differing: list[dict[str, Any]] = []
-    count = 0
-    for dialog in dialogs:
+class Report:
+    """Dialogs replayed one at a time (so a large period never sits in memory), grouped where they part."""
+
+    def __init__(self, flow: Flow, keep: int = 200) -> None:
+        self.flow = flow
+        self.keep = keep
+        self.count = 0
+        self.groups: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+        self.differing: list[dict[str, Any]] = []
+
+    def add(self, dialog: Dialog) -> None:
+        """Replay one dialog and remember it when it differs."""
         if not dialog.turns:
-            continue
-        count += 1
-        found = replay_dialog(flow, dialog)
+            return
+        self.count += 1
+        found = replay_dialog(self.flow, dialog)
         if found is None:
-            continue
+            return
         key = (found["before"], found["expected"]["transition"], found["actual"]["transition"])
-        groups[key].append(dialog.user)
-        if len(differing) < keep:
-            differing.append({"user": dialog.user, "divergence": found,
-                              "test": as_case(dialog, f"replay of user {dialog.user}")})
-    grouped = [{"state": k[0], "expected_transition": k[1], "actual_transition": k[2], "count": len(users),
-                "users": users[:50]} for k, users in sorted(groups.items(), key=lambda kv: -len(kv[1]))]
-    total_differ = sum(len(u) for u in groups.values())
-    return {"dialogs": count, "differ": total_differ, "same": count - total_differ, "groups": grouped,
-            "differing": differing}
+        self.groups[key].append(dialog.user)
+        if len(self.differing) < self.keep:
+            self.differing.append({"user": dialog.user, "divergence": found,
+                                   "test": as_case(dialog, f"replay of user {dialog.user}")})
+
+    def result(self) -> dict[str, Any]:
+        """Counts, the groups (largest first) and the first `keep` differing dialogs with their tests."""
+        grouped = [{"state": k[0], "expected_transition": k[1], "actual_transition": k[2], "count": len(users),
+                    "users": users[:50]} for k, users in sorted(self.groups.items(), key=lambda kv: -len(kv[1]))]
+        differ = sum(len(u) for u in self.groups.values())
+        return {"dialogs": self.count, "differ": differ, "same": self.count - differ, "groups": grouped,
+                "differing": self.differing}
+
+
+def replay(flow: Flow, dialogs: Iterable[Dialog], keep: int = 200) -> dict[str, Any]:
+    """Every dialog on `flow`: the ones that differ, grouped by where they part (state, then transitions)."""
+    report = Report(flow, keep)
+    for dialog in dialogs:
+        report.add(dialog)
+    return report.result()

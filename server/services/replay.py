@@ -5,13 +5,14 @@ runtime changes its timeline format.
 """
 from __future__ import annotations
 
+import heapq
 import json
 import re
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from flows.testing.replay import Dialog, Recorded, replay
+from flows.testing.replay import Dialog, Recorded, Report
 from server.errors import AppError, NotFound, Unprocessable
 from server.services.bots import get_row as get_bot_row
 from server.services.sandbox import source_flow
@@ -124,15 +125,21 @@ async def replay_bot(session: AsyncSession, store: Any, bot_id: str, flow_id: st
     if store is None:
         raise AppError(503, "unavailable", "The runtime is not running here, so there are no recorded dialogs.")
     names = users if users is not None else await timeline_users(store, bot_id)
-    dialogs = []
-    for user in names:
+    report = Report(flow)
+    recent: list[tuple[float, int, Dialog]] = []  # with `last`: a heap of the N dialogs active most recently
+    for order, user in enumerate(names):
         dialog = recorded_dialogs(user, await store.timeline(bot_id, user), since, until)
-        if dialog.turns:
-            dialogs.append(dialog)
-    if last is not None:
-        dialogs.sort(key=lambda d: d.turns[-1].t, reverse=True)
-        dialogs = dialogs[:last]
-    if not dialogs and users is not None:
+        if not dialog.turns:
+            continue
+        if last is None:
+            report.add(dialog)
+        elif len(recent) < last:
+            heapq.heappush(recent, (dialog.turns[-1].t, order, dialog))
+        else:
+            heapq.heappushpop(recent, (dialog.turns[-1].t, order, dialog))
+    for _, _, dialog in sorted(recent, reverse=True):
+        report.add(dialog)
+    if report.count == 0 and users is not None:
         raise NotFound("None of the users named has recorded dialogs with this bot in that period.")
-    report = replay(flow, dialogs)
-    return {"bot": bot_id, "flow": flow_id, "source": "draft" if source in (None, "draft") else source, **report}
+    result = report.result()
+    return {"bot": bot_id, "flow": flow_id, "source": "draft" if source in (None, "draft") else source, **result}

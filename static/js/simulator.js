@@ -130,8 +130,8 @@ export class Simulator extends EventTarget {
     this.root.classList.add("busy");
     const index = this.steps.length;
     const added = [];
-    if (shown !== null && shown !== undefined) added.push(this.userBubble(shown, index));
-    if (note) added.push(el("li", "sim-system sim-step", note));
+    if (shown !== null && shown !== undefined) added.push(this.stepItem("sim-user", shown, index));
+    if (note) added.push(this.stepItem("sim-system sim-clock", note, index));
     for (const li of added) {
       li.dataset.step = String(index);
       this.log.append(li);
@@ -153,8 +153,9 @@ export class Simulator extends EventTarget {
     }
   }
 
-  userBubble(shown, index) {
-    const li = el("li", "sim-user sim-step", shown);
+  /** What the person did at a step (a message, a wait, a start): a click goes back to just after it. */
+  stepItem(className, shown, index) {
+    const li = el("li", `${className} sim-step`, shown);
     li.title = t("Go back to the dialog as it was after this step");
     li.tabIndex = 0;
     li.setAttribute("role", "button");

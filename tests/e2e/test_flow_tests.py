@@ -44,6 +44,18 @@ def test_step_back_then_continue_and_stale_buttons(page: Page, app: App) -> None
     expect(sim.locator(".sim-user", has_text="ivan@example.com")).to_have_count(0)
     expect(sim.locator("[data-sim-data]")).to_contain_text('"name": "Иван"')
     expect(sim.locator("[data-sim-data]")).not_to_contain_text("phone")
+    # Timers are rewound too: the reminder fires, going back forgets it, and it fires again.
+    reminder = "Вы хотели завершить регистрацию. Продолжим?"
+    sim.locator("[data-sim-idle-seconds]").fill("901")
+    sim.locator("[data-sim-idle]").click()
+    expect(sim.locator(".sim-bot", has_text=reminder)).to_have_count(1)
+    sim.locator(".sim-user", has_text="Иван").click()
+    expect(sim.locator(".sim-bot", has_text=reminder)).to_have_count(0)
+    sim.locator("[data-sim-idle]").click()
+    expect(sim.locator(".sim-bot", has_text=reminder)).to_have_count(1)
+    sim.locator(".sim-clock").click()  # the latest step: there is nothing to go back over
+    expect(sim.locator(".sim-system", has_text="Back at step")).to_have_count(2)
+    expect(sim.locator(".sim-bot", has_text=reminder)).to_have_count(1)
     say(page, "89990001122")
     expect(sim.locator("[data-sim-data]")).to_contain_text("+79990001122")
     say(page, "a@b.ru")
