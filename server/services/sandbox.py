@@ -121,12 +121,17 @@ def dialog_of(flow: Flow, raw: Any, now: float) -> Session | None:
         raise bad_dialog("dialog.data must be an object.", "dialog.data")
     if "updated_at" not in raw:
         return new_session(flow, raw["state"], dict(data), now)
+    history = raw.get("history", [])
+    if not isinstance(history, list) or not all(isinstance(h, str) for h in history) or len(history) > 1000:
+        raise bad_dialog("dialog.history must be a list of state ids.", "dialog.history")
+    for name in ("started_at", "updated_at", "entered_at", "attempts"):
+        value = raw.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise bad_dialog(f"dialog.{name} must be a number, as the simulator answered it.", f"dialog.{name}")
     try:
         dialog = Session.from_dict({**raw, "flow": flow.id})
-    except (TypeError, ValueError, KeyError):
+    except (TypeError, ValueError, KeyError, OverflowError):
         raise bad_dialog("dialog is not a session the simulator answered.", "dialog") from None
-    if not all(isinstance(h, str) for h in dialog.history):
-        raise bad_dialog("dialog.history must be a list of state ids.", "dialog.history")
     return dialog
 
 

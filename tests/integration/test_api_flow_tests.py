@@ -126,3 +126,33 @@ async def test_generate_covers_every_transition_of_the_example(app_client, admin
     assert saved.status_code == 200, saved.text
     run = (await app_client.post("/api/flows/reg/tests/run", json={}, headers=admin_headers)).json()
     assert run["failed"] == 0 and run["coverage"]["percent"] == 100.0
+
+
+async def test_hostile_input_gets_a_sentence_and_a_4xx(app_client, admin_headers, role_headers):
+    await create_flow(app_client, admin_headers, flow_doc("reg"))
+    viewer = await role_headers("viewer")
+    assert (await app_client.post("/api/flows/reg/tests/run", json={}, headers=viewer)).status_code == 200
+    assert (await app_client.get("/api/flows/reg/tests")).status_code == 401
+    cases = [
+        ("POST", "/api/flows/reg/tests/run", {"source": "yesterday"}, 422),
+        ("POST", "/api/flows/reg/tests/run", {"tests": "all"}, 422),
+        ("POST", "/api/flows/reg/tests/run", {"tests": ["no such test"]}, 422),
+        ("POST", "/api/flows/reg/tests/run", {"source": 0}, 422),
+        ("POST", "/api/flows/nope/tests/run", {}, 404),
+        ("POST", "/api/flows/reg/tests/generate", {"source": 7}, 404),
+        ("PUT", "/api/flows/reg/tests", {"tests": "many"}, 422),
+        ("PUT", "/api/flows/reg/tests", {"tests": [{"name": "x", "steps": [{"update": {"idle": 1e308}}]}]}, 422),
+        ("PUT", "/api/flows/reg/simulate/s1", {"dialog": {"state": "ask_name", "history": "x", "updated_at": 1}}, 422),
+        ("PUT", "/api/flows/reg/simulate/s1", {"dialog": {"state": "ask_name"}, "now": "soon"}, 422),
+        ("PUT", "/api/flows/reg/simulate/s1", {"dialog": {"state": "ask_name"}, "now": 1e300}, 422),
+        ("POST", "/api/bots/nobot/replay", {}, 404),
+        ("POST", "/api/bots/nobot/replay", {"last": 0}, 422),
+        ("POST", "/api/bots/nobot/replay", {"users": [1, 2]}, 422),
+    ]
+    for method, path, body, status in cases:
+        answer = await app_client.request(method, path, json=body, headers={**admin_headers, "If-Match": '"t0"'})
+        assert answer.status_code == status, (path, body, answer.text)
+        assert answer.json()["message"].endswith("."), answer.text
+    many = {"tests": [{"name": f"t{i}", "steps": [{"update": {"text": "hi"}}]} for i in range(501)]}
+    too_many = await app_client.put("/api/flows/reg/tests", json=many, headers={**admin_headers, "If-Match": '"t0"'})
+    assert too_many.status_code == 422 and "500" in too_many.json()["message"]
