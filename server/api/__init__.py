@@ -10,5 +10,4 @@ from server.api.users import UserController
 from server.api.versions import VersionController
 
 ROUTES: list = [*health.ROUTES, FlowController, VersionController, SimulateController, FlowTestsController,
-                BotController,
-                UserController, *audit.ROUTES, *replay.ROUTES]
+                BotController, UserController, *audit.ROUTES, *replay.ROUTES]

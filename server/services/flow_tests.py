@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from flows.testing.cases import BadTests, Case, parse_cases
 from flows.testing.runner import run_cases
 from server.db.models import utcnow
-from server.db.test_models import FlowTestsRow
+from server.db.saved_tests import FlowTestsRow
 from server.errors import Conflict, PreconditionFailed, Unprocessable
 from server.services import audit
 from server.services.flows import get_row as get_flow_row
