@@ -213,3 +213,21 @@ def test_replay_of_real_dialogs_and_one_click_to_a_saved_test(page: Page, app: A
     expect(page.locator(".test-item", has_text="replay of user 8801")).to_be_visible()
     page.get_by_role("button", name="Run all").click()
     expect(page.locator("[data-tests-status]")).to_have_text("0 passed, 1 failed on the draft.")
+
+
+def test_a_viewer_runs_the_tests_but_cannot_change_them(browser, app: App, watch) -> None:
+    from tests.e2e.conftest import login
+
+    create(app, "e2e_viewer")
+    test = {"name": "opens", "steps": [{"update": {"text": "/start"}, "expect": {"state": "ask_name"}}]}
+    assert app.api("PUT", "/api/flows/e2e_viewer/tests", json={"tests": [test]},
+                   headers={"If-Match": '"t0"'}).status_code == 200
+    ctx = browser.new_context(viewport={"width": 1500, "height": 900})
+    page = login(ctx, app, "vera", watch)
+    open_editor(page, app.url, "e2e_viewer")
+    expect(page.locator("[data-sim-save]")).to_have_count(0)
+    page.get_by_role("tab", name="Tests").click()
+    page.get_by_role("button", name="Run all").click()
+    expect(page.locator("[data-tests-status]")).to_have_text("1 passed, 0 failed on the draft.")
+    expect(page.locator(".test-item .link-button")).to_have_count(0)
+    ctx.close()

@@ -51,6 +51,7 @@ export class TestsPanel {
     this.source = source;
     this.base = `/api/flows/${encodeURIComponent(flowId)}`;
     this.flowId = flowId;
+    this.canEdit = root.dataset.canEdit !== "no";
     this.tests = [];
     this.revision = "t0";
     this.results = new Map();
@@ -125,6 +126,9 @@ export class TestsPanel {
       result ? (result.passed ? t("passed") : t("failed")) : t("not run"));
     line.append(badge, el("span", "test-name", test.name),
       el("span", "hint", t("{n} steps", { n: test.steps.length })));
+    li.append(line);
+    if (result && !result.passed) li.append(this.failure(result));
+    if (!this.canEdit) return li;
     const remove = el("button", "link-button", "×");
     remove.type = "button";
     remove.title = t("Delete this test");
@@ -134,8 +138,6 @@ export class TestsPanel {
       if (!ok && res.status !== 412) this.say((res.data && res.data.message) || t("Not deleted."), "error");
     });
     line.append(remove);
-    li.append(line);
-    if (result && !result.passed) li.append(this.failure(result));
     return li;
   }
 
@@ -204,6 +206,7 @@ export class TestsPanel {
     const add = el("button", "primary", t("Add {n} tests", { n: fresh.length }));
     add.type = "button";
     add.disabled = !fresh.length;
+    add.hidden = !this.canEdit;
     add.addEventListener("click", async () => {
       const { ok, res: answer } = await this.save([...this.tests, ...fresh]);
       if (ok) { box.hidden = true; this.say(t("{n} generated tests saved.", { n: fresh.length }), "ok"); }
@@ -324,6 +327,7 @@ export class TestsPanel {
       box.append(sideBySide(d));
       const keep = el("button", "", t("Save as test"));
       keep.type = "button";
+      keep.hidden = !this.canEdit;
       keep.addEventListener("click", async () => {
         if (this.tests.some((x) => x.name === found.test.name)) { keep.disabled = true; return; }
         const { ok } = await this.save([...this.tests, found.test]);
