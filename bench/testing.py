@@ -1,7 +1,7 @@
 """Dialog tests: generation time and test count for the examples and a 300-state flow, and a replay of
 10,000 recorded dialogs against a changed draft.
 
-    python bench/testing.py [--dialogs 10000]
+    python bench/testing.py [--dialogs 10000] [--redis redis://127.0.0.1:6379/0]
 
 Generation runs the search of flows/testing/generate.py (the engine as the oracle); the replay turns
 timeline records written exactly as the runtime writes them (server/runtime/timeline.record) back into
@@ -118,12 +118,69 @@ def replaying(n: int) -> None:
           f"{wall:.2f} s wall, {cpu:.2f} s CPU, {report['dialogs'] / wall:,.0f} dialogs/s")
 
 
+async def replaying_from_redis(n: int, url: str) -> None:
+    """The same replay with the timelines written by the runtime's own commit into Redis and read back
+    through the store (SCAN for the users, LRANGE per user), under a private key prefix removed after."""
+    import asyncio
+    import secrets as _secrets
+
+    from server.runtime.stores.base import Write, new_token
+    from server.runtime.stores.redis import RedisStore
+    from server.services.replay import timeline_users
+    from flows.testing.replay import Report
+
+    document = json.loads((ROOT / "examples" / "registration.json").read_text(encoding="utf-8"))
+    timelines = recorded(load(document), n)
+    draft_doc = copy.deepcopy(document)
+    draft_doc["states"][2]["say"][0]["text"] = "Ваш email, пожалуйста"
+    draft = load(draft_doc)
+    prefix = f"bench-replay-{_secrets.token_hex(4)}"
+    store = RedisStore(url, prefix=prefix)
+    try:
+        async def write(user: str, records: list[dict[str, Any]]) -> None:
+            for rec in records:
+                token = new_token()
+                loaded = await store.begin("bench", user, token)
+                await store.commit("bench", user, token, Write(session=None, timeline=rec, had_timer=False), loaded)
+
+        w = time.perf_counter()
+        for start in range(0, len(timelines), 500):
+            await asyncio.gather(*(write(u, r) for u, r in timelines[start:start + 500]))
+        written = time.perf_counter() - w
+
+        async def run() -> dict[str, Any]:
+            report = Report(draft)
+            for user in await timeline_users(store, "bench"):
+                report.add(recorded_dialogs(user, await store.timeline("bench", user)))
+            return report.result()
+
+        w, c = time.perf_counter(), time.process_time()
+        report = await run()
+        wall, cpu = time.perf_counter() - w, time.process_time() - c
+        print(f"the same {report['dialogs']} dialogs from Redis (written by the store's commit in {written:.1f} s): "
+              f"{report['differ']} differ; {wall:.2f} s wall, {cpu:.2f} s CPU, {report['dialogs'] / wall:,.0f} dialogs/s")
+    finally:
+        cursor: Any = b"0"
+        while True:
+            cursor, keys = await store.client.call("SCAN", cursor, "MATCH", f"{prefix}:*", "COUNT", 1000)
+            if keys:
+                await store.client.call("DEL", *keys)
+            if cursor in (b"0", 0):
+                break
+        await store.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dialogs", type=int, default=10_000)
+    parser.add_argument("--redis", metavar="URL", help="also replay from Redis, e.g. redis://127.0.0.1:6379/0")
     args = parser.parse_args()
     generation()
     replaying(args.dialogs)
+    if args.redis:
+        import asyncio
+
+        asyncio.run(replaying_from_redis(args.dialogs, args.redis))
 
 
 if __name__ == "__main__":
