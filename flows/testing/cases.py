@@ -6,7 +6,7 @@ from typing import Any
 
 from flows.testing.updates import BadUpdate, parse_update
 
-MAX_TESTS = 500
+MAX_TESTS = 2000
 MAX_STEPS = 500
 MAX_NAME = 200
 EXPECT_KEYS = ("replies", "buttons", "state", "data")

@@ -13,10 +13,13 @@ from flows.model import Condition, Flow, Transition
 from flows.session import Session
 from flows.testing.cases import Case, Step
 from flows.testing.examples import attachment, condition_values, invalid_input, pattern_example, valid_inputs
-from flows.testing.runner import CLOCK_START, advance, observe
+from flows.testing.runner import CLOCK_START, advance, observe, opening, run_case
 from flows.testing.updates import parse_update
 
 MAX_NODES = 4000
+# Generated dialogs longer than twice this are kept as pieces (see `segments`): shared beginnings then
+# appear once instead of in every dialog, which keeps the tests of a large flow small enough to save.
+SEGMENT = 10
 # Dialogs at one state that differ only in data the conditions read: a few are kept, so an `if` further
 # on can still see different values, without the combinations of every earlier answer multiplying.
 MAX_VARIANTS = 4
@@ -213,10 +216,11 @@ def _expectation(before: dict[str, Any], obs: dict[str, Any]) -> dict[str, Any]:
     return expect
 
 
-def record_case(flow: Flow, name: str, path: tuple[dict[str, Any], ...]) -> Case:
+def record_case(flow: Flow, name: str, path: tuple[dict[str, Any], ...],
+                start: dict[str, Any] | None = None) -> Case:
     """A case whose expectations are what the engine does now for these updates."""
-    session: Session | None = None
     now = CLOCK_START
+    session: Session | None = opening(flow, start, now)
     steps: list[Step] = []
     for raw in path:
         before = dict(session.data) if session is not None else {}
@@ -224,7 +228,28 @@ def record_case(flow: Flow, name: str, path: tuple[dict[str, Any], ...]) -> Case
         results, now = advance(flow, session, update, idle, now)
         session = results[-1].session
         steps.append(Step(dict(raw), _expectation(before, observe(results, session))))
-    return Case(name, steps)
+    return Case(name, steps, start)
+
+
+def segments(flow: Flow, path: tuple[dict[str, Any], ...]) -> list[tuple[dict[str, Any] | None, tuple[dict[str, Any], ...]]]:
+    """A long dialog cut into pieces of about SEGMENT steps, each (start, updates). Cuts fall only where
+    the dialog has just entered a state afresh (no invalid attempts, reminder or held timeout pending),
+    so a piece started there with the same data behaves exactly as it did inside the whole dialog."""
+    if len(path) <= 2 * SEGMENT:
+        return [(None, path)]
+    session: Session | None = None
+    now = CLOCK_START
+    cuts: list[tuple[int, dict[str, Any] | None]] = [(0, None)]
+    for index, raw in enumerate(path):
+        update, idle = parse_update(raw)
+        results, now = advance(flow, session, update, idle, now)
+        session = results[-1].session
+        fresh = (session is not None and session.attempts == 0 and not session.reminded
+                 and not session.timeout_held and session.entered_at == now and session.updated_at == now)
+        if fresh and index + 1 - cuts[-1][0] >= SEGMENT and len(path) - index - 1 >= SEGMENT // 2:
+            cuts.append((index + 1, {"state": session.state, "data": json.loads(json.dumps(session.data))}))
+    ends = [c[0] for c in cuts[1:]] + [len(path)]
+    return [(start, path[at:end]) for (at, start), end in zip(cuts, ends)]
 
 
 def _name(flow: Flow, fired: tuple[str, ...], index: int) -> str:
@@ -249,12 +274,23 @@ def generate(flow: Flow, max_nodes: int = MAX_NODES) -> dict[str, Any]:
             break
         chosen.append(nodes[best])
         remaining -= gain
-    cases = [record_case(flow, _name(flow, n.fired, i + 1), n.path) for i, n in enumerate(chosen)]
-    covered = set(search.first)
+    pieces: dict[str, tuple[dict[str, Any] | None, tuple[dict[str, Any], ...]]] = {}
+    for node in chosen:
+        for start, part in segments(flow, node.path):
+            pieces.setdefault(json.dumps([start, part], sort_keys=True, default=str), (start, part))
+    cases: list[Case] = []
+    fired: set[str] = set()
+    for index, (start, part) in enumerate(pieces.values()):
+        case = record_case(flow, f"generated {index + 1}", part, start)
+        result = run_case(flow, case)
+        fired.update(result.transitions)
+        origin = f"from {start['state']} " if start else ""
+        case.name = _name(flow, tuple(result.transitions), index + 1).replace(": ", f": {origin}", 1)[:200]
+        cases.append(case)
     uncovered = [{"transition": tr.id, "reason": search.reason(tr)} for tr in flow.transitions
-                 if tr.id not in covered]
+                 if tr.id not in fired]
     total = len(flow.transitions)
     return {"tests": [c.to_dict() for c in cases], "uncovered": uncovered,
-            "coverage": {"total": total, "covered": sorted(covered),
-                         "percent": round(100.0 * len(covered) / total, 1) if total else 100.0},
+            "coverage": {"total": total, "covered": sorted(fired),
+                         "percent": round(100.0 * len(fired) / total, 1) if total else 100.0},
             "searched": search.expanded}

@@ -13,7 +13,7 @@ from flows.testing.cases import BadTests, Case, parse_cases
 from flows.testing.runner import run_cases
 from server.db.models import utcnow
 from server.db.saved_tests import FlowTestsRow
-from server.errors import Conflict, PreconditionFailed, Unprocessable
+from server.errors import Conflict, NotFound, PreconditionFailed, Unprocessable
 from server.services import audit
 from server.services.flows import get_row as get_flow_row
 from server.services.sandbox import source_flow
@@ -141,3 +141,43 @@ async def generated(session: AsyncSession, flow_id: str, source: Any) -> dict[st
 
     flow = await source_flow(session, flow_id, source)
     return {"source": "draft" if source in (None, "draft") else source, **generate(flow)}
+
+
+async def add_generated(session: AsyncSession, flow_id: str, source: Any, if_match: list[str] | None,
+                        actor: str | None) -> dict[str, Any]:
+    """Generate on the server and append the cases not saved yet (by name): a large flow's generated
+    tests need not travel to the browser and back."""
+    from flows.testing.generate import generate
+
+    flow = await source_flow(session, flow_id, source)
+    tests, revision = await get_tests(session, flow_id)
+    if if_match is not None and revision not in if_match:
+        raise PreconditionFailed(f"The tests changed since revision {', '.join(if_match) or '(none)'}; they are "
+                                 f"now {revision}. Reload them and generate again.")
+    names = {t["name"] for t in tests}
+    fresh = [t for t in generate(flow)["tests"] if t["name"] not in names]
+    new = await save_tests(session, flow_id, tests + fresh, [revision], actor)
+    return {"id": flow_id, "revision": new, "added": len(fresh), "tests": len(tests) + len(fresh)}
+
+
+async def append_test(session: AsyncSession, flow_id: str, raw: Any, if_match: list[str] | None,
+                      actor: str | None) -> str:
+    """Add one test to the list (its name must be new); the list itself need not be sent."""
+    tests, revision = await get_tests(session, flow_id)
+    if if_match is not None and revision not in if_match:
+        raise PreconditionFailed(f"The tests changed since revision {', '.join(if_match) or '(none)'}; they are "
+                                 f"now {revision}. Reload them and try again.")
+    return await save_tests(session, flow_id, tests + [raw], [revision], actor)
+
+
+async def remove_test(session: AsyncSession, flow_id: str, name: str, if_match: list[str] | None,
+                      actor: str | None) -> str:
+    """Drop the test with this name; 404 when there is none."""
+    tests, revision = await get_tests(session, flow_id)
+    if if_match is not None and revision not in if_match:
+        raise PreconditionFailed(f"The tests changed since revision {', '.join(if_match) or '(none)'}; they are "
+                                 f"now {revision}. Reload them and try again.")
+    kept = [t for t in tests if t.get("name") != name]
+    if len(kept) == len(tests):
+        raise NotFound(f"There is no saved test named {name!r}.")
+    return await save_tests(session, flow_id, kept, [revision], actor)

@@ -153,6 +153,39 @@ async def test_hostile_input_gets_a_sentence_and_a_4xx(app_client, admin_headers
         answer = await app_client.request(method, path, json=body, headers={**admin_headers, "If-Match": '"t0"'})
         assert answer.status_code == status, (path, body, answer.text)
         assert answer.json()["message"].endswith("."), answer.text
-    many = {"tests": [{"name": f"t{i}", "steps": [{"update": {"text": "hi"}}]} for i in range(501)]}
+    many = {"tests": [{"name": f"t{i}", "steps": [{"update": {"text": "hi"}}]} for i in range(2001)]}
     too_many = await app_client.put("/api/flows/reg/tests", json=many, headers={**admin_headers, "If-Match": '"t0"'})
-    assert too_many.status_code == 422 and "500" in too_many.json()["message"]
+    assert too_many.status_code == 422 and "2000" in too_many.json()["message"]
+
+
+async def test_one_test_added_or_removed_and_generated_tests_added_on_the_server(app_client, admin_headers,
+                                                                                 role_headers):
+    await create_flow(app_client, admin_headers, flow_doc("reg"))
+    editor, viewer = await role_headers("editor"), await role_headers("viewer")
+    added = await app_client.post("/api/flows/reg/tests", json={"test": HAPPY}, headers={**editor, "If-Match": '"t0"'})
+    assert added.status_code == 201, added.text
+    revision = added.json()["revision"]
+    twice = await app_client.post("/api/flows/reg/tests", json={"test": HAPPY},
+                                  headers={**editor, "If-Match": f'"{revision}"'})
+    assert twice.status_code == 422 and "already named" in twice.json()["details"][0]["message"]
+    assert (await app_client.post("/api/flows/reg/tests/generated", json={},
+                                  headers={**viewer, "If-Match": f'"{revision}"'})).status_code == 403
+    assert (await app_client.post("/api/flows/reg/tests/generated", json={}, headers=editor)).status_code == 428
+    generated = await app_client.post("/api/flows/reg/tests/generated", json={},
+                                      headers={**editor, "If-Match": f'"{revision}"'})
+    assert generated.status_code == 200, generated.text
+    assert generated.json()["added"] == 3 and generated.json()["tests"] == 4
+    revision = generated.json()["revision"]
+    again = await app_client.post("/api/flows/reg/tests/generated", json={},
+                                  headers={**editor, "If-Match": f'"{revision}"'})
+    assert again.json()["added"] == 0  # the same names are not added twice
+    revision = again.json()["revision"]
+    stale = await app_client.delete("/api/flows/reg/tests/happy path", headers={**editor, "If-Match": '"t0"'})
+    assert stale.status_code == 412
+    removed = await app_client.delete("/api/flows/reg/tests/happy path", headers={**editor, "If-Match": f'"{revision}"'})
+    assert removed.status_code == 200, removed.text
+    names = [t["name"] for t in (await app_client.get("/api/flows/reg/tests", headers=viewer)).json()["tests"]]
+    assert len(names) == 3 and "happy path" not in names
+    gone = await app_client.delete("/api/flows/reg/tests/happy path",
+                                   headers={**editor, "If-Match": f'"{removed.json()["revision"]}"'})
+    assert gone.status_code == 404

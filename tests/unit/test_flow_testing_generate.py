@@ -142,3 +142,21 @@ def test_every_input_type_has_a_valid_and_an_invalid_example() -> None:
         assert not inputs.check(inp, bad.get("text"), atts).ok, (inp, bad)
     assert invalid_input(Input("any")) is None
     assert valid_inputs(Input("number", min=5, max=4), []) == ([], "no number value satisfies the input's limits")
+
+
+def test_long_dialogs_are_kept_as_pieces_that_start_where_the_dialog_entered_a_state() -> None:
+    states = [{"id": f"s{i}", "say": [{"text": f"Step {i}, {{name}}"}], "input": {"type": "text", "save_as": "name"}}
+              for i in range(60)]
+    states += [{"id": "done", "final": True, "say": [{"text": "Done"}]},
+               {"id": "closed", "final": True, "say": [{"text": "Closed by an operator"}]}]
+    transitions = [{"id": f"next{i}", "from": f"s{i}", "to": f"s{i + 1}" if i < 59 else "done", "on": "input"}
+                   for i in range(60)]
+    transitions += [{"id": f"close{i}", "from": f"s{i}", "to": "closed", "on": "event", "name": "closed"}
+                    for i in range(0, 60, 7)]
+    flow = doc(states, transitions)
+    generated = check_generated(flow)
+    assert generated["uncovered"] == []
+    pieces = [t for t in generated["tests"] if "start" in t]
+    assert pieces and all(len(t["steps"]) < 40 for t in generated["tests"])
+    # Shared beginnings appear once: far fewer steps than one whole dialog per event transition.
+    assert sum(len(t["steps"]) for t in generated["tests"]) < 60 * 3

@@ -94,19 +94,21 @@ export class TestsPanel {
     this.render();
   }
 
-  /** Replace the saved list; on a conflict reload and say so. Returns whether it was saved. */
-  async save(tests) {
-    const res = await api("PUT", `${this.base}/tests`, { json: { tests }, headers: { "If-Match": `"${this.revision}"` } });
+  /** Change the saved list on the server (one test added or removed), then show it as saved. */
+  async mutate(method, url, json) {
+    const res = await api(method, url, { json, headers: { "If-Match": `"${this.revision}"` } });
     if (res.status === 412) {
       await this.load();
       this.say(t("Someone else changed the tests meanwhile; the list was reloaded, try again."), "error");
       return { ok: false, res };
     }
     if (!res.ok) return { ok: false, res };
-    this.tests = tests;
-    this.revision = res.data.revision;
-    this.render();
+    await this.load();
     return { ok: true, res };
+  }
+
+  add(test) {
+    return this.mutate("POST", `${this.base}/tests`, { test });
   }
 
   render() {
@@ -134,7 +136,7 @@ export class TestsPanel {
     remove.title = t("Delete this test");
     remove.setAttribute("aria-label", t("Delete the test {name}", { name: test.name }));
     remove.addEventListener("click", async () => {
-      const { ok, res } = await this.save(this.tests.filter((x) => x.name !== test.name));
+      const { ok, res } = await this.mutate("DELETE", `${this.base}/tests/${encodeURIComponent(test.name)}`);
       if (!ok && res.status !== 412) this.say((res.data && res.data.message) || t("Not deleted."), "error");
     });
     line.append(remove);
@@ -208,9 +210,17 @@ export class TestsPanel {
     add.disabled = !fresh.length;
     add.hidden = !this.canEdit;
     add.addEventListener("click", async () => {
-      const { ok, res: answer } = await this.save([...this.tests, ...fresh]);
-      if (ok) { box.hidden = true; this.say(t("{n} generated tests saved.", { n: fresh.length }), "ok"); }
-      else if (answer.status !== 412) this.say((answer.data && answer.data.message) || t("Not saved."), "error");
+      // The server generates again and appends: a large flow's tests need not be sent back from here.
+      const answer = await api("POST", `${this.base}/tests/generated`,
+        { json: { source: this.sourceValue() }, headers: { "If-Match": `"${this.revision}"` } });
+      if (!answer.ok) {
+        if (answer.status === 412) await this.load();
+        this.say((answer.data && answer.data.message) || t("Not saved."), "error");
+        return;
+      }
+      box.hidden = true;
+      await this.load();
+      this.say(t("{n} generated tests saved.", { n: answer.data.added }), "ok");
     });
     box.append(add);
     box.hidden = false;
@@ -283,7 +293,7 @@ export class TestsPanel {
     const error = this.saveForm.querySelector("[data-tests-save-error]");
     if (!name) { error.textContent = t("Give the test a name."); return; }
     if (this.tests.some((x) => x.name === name)) { error.textContent = t("Another test already has this name."); return; }
-    const { ok, res } = await this.save([...this.tests, this.conversationCase(name)]);
+    const { ok, res } = await this.add(this.conversationCase(name));
     if (!ok) {
       if (res.status !== 412) error.textContent = (res.data && res.data.message) || t("Not saved.");
       return;
@@ -330,7 +340,7 @@ export class TestsPanel {
       keep.hidden = !this.canEdit;
       keep.addEventListener("click", async () => {
         if (this.tests.some((x) => x.name === found.test.name)) { keep.disabled = true; return; }
-        const { ok } = await this.save([...this.tests, found.test]);
+        const { ok } = await this.add(found.test);
         if (ok) { keep.disabled = true; keep.textContent = t("Saved"); }
       });
       box.append(keep);
