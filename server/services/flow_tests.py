@@ -1,6 +1,7 @@
 """Saved tests of a flow: read, replace with a revision check, run on the draft or a version, gate publishes."""
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from typing import Any
@@ -96,8 +97,9 @@ async def run_saved(session: AsyncSession, flow_id: str, source: Any,
             raise Unprocessable(f"There is no saved test named {unknown[0]!r}.", code="unknown_test",
                                 details=[{"path": "tests", "message": f"unknown test {n!r}"} for n in unknown])
         cases = [c for c in cases if c.name in names]
-    return {"source": "draft" if source in (None, "draft") else source, "revision": revision,
-            **run_cases(flow, cases)}
+    # Off the event loop: hundreds of tests are seconds of engine work, and other requests must not wait.
+    report = await asyncio.to_thread(run_cases, flow, cases)
+    return {"source": "draft" if source in (None, "draft") else source, "revision": revision, **report}
 
 
 def failing_details(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -140,7 +142,7 @@ async def generated(session: AsyncSession, flow_id: str, source: Any) -> dict[st
     from flows.testing.generate import generate
 
     flow = await source_flow(session, flow_id, source)
-    return {"source": "draft" if source in (None, "draft") else source, **generate(flow)}
+    return {"source": "draft" if source in (None, "draft") else source, **await asyncio.to_thread(generate, flow)}
 
 
 async def add_generated(session: AsyncSession, flow_id: str, source: Any, if_match: list[str] | None,
@@ -155,7 +157,7 @@ async def add_generated(session: AsyncSession, flow_id: str, source: Any, if_mat
         raise PreconditionFailed(f"The tests changed since revision {', '.join(if_match) or '(none)'}; they are "
                                  f"now {revision}. Reload them and generate again.")
     names = {t["name"] for t in tests}
-    fresh = [t for t in generate(flow)["tests"] if t["name"] not in names]
+    fresh = [t for t in (await asyncio.to_thread(generate, flow))["tests"] if t["name"] not in names]
     new = await save_tests(session, flow_id, tests + fresh, [revision], actor)
     return {"id": flow_id, "revision": new, "added": len(fresh), "tests": len(tests) + len(fresh)}
 

@@ -5,6 +5,7 @@ runtime changes its timeline format.
 """
 from __future__ import annotations
 
+import asyncio
 import heapq
 import json
 import re
@@ -18,6 +19,7 @@ from server.services.bots import get_row as get_bot_row
 from server.services.sandbox import source_flow
 
 MAX_USERS = 20_000
+BATCH = 500
 _ATTACHMENT = re.compile(r"\s*\[([a-z_]+)\]$")
 
 
@@ -112,6 +114,12 @@ async def timeline_users(store: Any, bot: str) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_USERS]
 
 
+async def _replay_batch(report: Report, dialogs: list[Dialog]) -> None:
+    """Engine work off the event loop, a batch at a time, so other requests keep being answered."""
+    if dialogs:
+        await asyncio.to_thread(lambda: [report.add(d) for d in dialogs])
+
+
 async def replay_bot(session: AsyncSession, store: Any, bot_id: str, flow_id: str | None, source: Any,
                      since: float | None, until: float | None, last: int | None,
                      users: list[str] | None) -> dict[str, Any]:
@@ -126,19 +134,23 @@ async def replay_bot(session: AsyncSession, store: Any, bot_id: str, flow_id: st
         raise AppError(503, "unavailable", "The runtime is not running here, so there are no recorded dialogs.")
     names = users if users is not None else await timeline_users(store, bot_id)
     report = Report(flow)
+    batch: list[Dialog] = []
     recent: list[tuple[float, int, Dialog]] = []  # with `last`: a heap of the N dialogs active most recently
     for order, user in enumerate(names):
         dialog = recorded_dialogs(user, await store.timeline(bot_id, user), since, until)
         if not dialog.turns:
             continue
         if last is None:
-            report.add(dialog)
+            batch.append(dialog)
+            if len(batch) >= BATCH:
+                await _replay_batch(report, batch)
+                batch = []
         elif len(recent) < last:
             heapq.heappush(recent, (dialog.turns[-1].t, order, dialog))
         else:
             heapq.heappushpop(recent, (dialog.turns[-1].t, order, dialog))
-    for _, _, dialog in sorted(recent, reverse=True):
-        report.add(dialog)
+    batch += [dialog for _, _, dialog in sorted(recent, reverse=True)]
+    await _replay_batch(report, batch)
     if report.count == 0 and users is not None:
         raise NotFound("None of the users named has recorded dialogs with this bot in that period.")
     result = report.result()
