@@ -34,6 +34,15 @@ class Node:
     now: float
     path: tuple[dict[str, Any], ...]
     fired: tuple[str, ...]
+    # (index into path, {"state", "data"}) where the dialog had just entered a state afresh, about
+    # SEGMENT steps apart: where a long dialog may be cut (see `segments`).
+    cuts: tuple[tuple[int, dict[str, Any]], ...] = ()
+
+
+def _fresh(s: Session, now: float) -> bool:
+    """The dialog just entered its state: a dialog started there with the same data behaves the same."""
+    return (s.attempts == 0 and not s.reminded and not s.timeout_held and s.entered_at == now
+            and s.updated_at == now)
 
 
 def _wanted(conds: list[Condition], var: str) -> list[Any]:
@@ -130,13 +139,17 @@ class Search:
         return out
 
     def play(self, node: Node, move: list[dict[str, Any]]) -> Node:
-        session, now, fired = node.session, node.now, list(node.fired)
+        session, now, fired, cuts = node.session, node.now, list(node.fired), node.cuts
+        at = len(node.path)
         for raw in move:
             update, idle = parse_update(raw)
             results, now = advance(self.flow, session, update, idle, now)
             session = results[-1].session
             fired.extend(r.transition for r in results if r.transition)
-        return Node(session, now, node.path + tuple(move), tuple(fired))
+            at += 1
+            if session is not None and at - (cuts[-1][0] if cuts else 0) >= SEGMENT and _fresh(session, now):
+                cuts = cuts + ((at, {"state": session.state, "data": json.loads(json.dumps(session.data))}),)
+        return Node(session, now, node.path + tuple(move), tuple(fired), cuts)
 
     def run(self) -> None:
         total = len(self.flow.transitions)
@@ -231,25 +244,16 @@ def record_case(flow: Flow, name: str, path: tuple[dict[str, Any], ...],
     return Case(name, steps, start)
 
 
-def segments(flow: Flow, path: tuple[dict[str, Any], ...]) -> list[tuple[dict[str, Any] | None, tuple[dict[str, Any], ...]]]:
-    """A long dialog cut into pieces of about SEGMENT steps, each (start, updates). Cuts fall only where
-    the dialog has just entered a state afresh (no invalid attempts, reminder or held timeout pending),
-    so a piece started there with the same data behaves exactly as it did inside the whole dialog."""
+def segments(node: Node) -> list[tuple[dict[str, Any] | None, tuple[dict[str, Any], ...]]]:
+    """A long dialog as pieces of about SEGMENT steps, each (start, updates), cut where the dialog had
+    just entered a state afresh; a short dialog stays whole."""
+    path = node.path
     if len(path) <= 2 * SEGMENT:
         return [(None, path)]
-    session: Session | None = None
-    now = CLOCK_START
-    cuts: list[tuple[int, dict[str, Any] | None]] = [(0, None)]
-    for index, raw in enumerate(path):
-        update, idle = parse_update(raw)
-        results, now = advance(flow, session, update, idle, now)
-        session = results[-1].session
-        fresh = (session is not None and session.attempts == 0 and not session.reminded
-                 and not session.timeout_held and session.entered_at == now and session.updated_at == now)
-        if fresh and index + 1 - cuts[-1][0] >= SEGMENT and len(path) - index - 1 >= SEGMENT // 2:
-            cuts.append((index + 1, {"state": session.state, "data": json.loads(json.dumps(session.data))}))
-    ends = [c[0] for c in cuts[1:]] + [len(path)]
-    return [(start, path[at:end]) for (at, start), end in zip(cuts, ends)]
+    cuts = [c for c in node.cuts if len(path) - c[0] >= SEGMENT // 2]
+    starts: list[tuple[int, dict[str, Any] | None]] = [(0, None), *cuts]
+    ends = [c[0] for c in cuts] + [len(path)]
+    return [(start, path[at:end]) for (at, start), end in zip(starts, ends)]
 
 
 def _name(flow: Flow, fired: tuple[str, ...], index: int) -> str:
@@ -276,7 +280,7 @@ def generate(flow: Flow, max_nodes: int = MAX_NODES) -> dict[str, Any]:
         remaining -= gain
     pieces: dict[str, tuple[dict[str, Any] | None, tuple[dict[str, Any], ...]]] = {}
     for node in chosen:
-        for start, part in segments(flow, node.path):
+        for start, part in segments(node):
             pieces.setdefault(json.dumps([start, part], sort_keys=True, default=str), (start, part))
     cases: list[Case] = []
     fired: set[str] = set()
