@@ -69,6 +69,9 @@ def test_step_back_then_continue_and_stale_buttons(page: Page, app: App) -> None
 def test_start_anywhere_with_prefilled_data(page: Page, app: App) -> None:
     create(app, "e2e_anywhere")
     open_editor(page, app.url, "e2e_anywhere")
+    sim = page.locator("#simulator")
+    sim.locator("[data-sim-from]").click()  # nothing selected yet: it says what to do
+    expect(sim.locator(".sim-error", has_text="Select one state on the canvas first")).to_be_visible()
     point = node_point(page, "ask_pdn")
     page.mouse.click(point["x"], point["y"])
     sim = page.locator("#simulator")
@@ -77,6 +80,12 @@ def test_start_anywhere_with_prefilled_data(page: Page, app: App) -> None:
     expect(box).to_be_visible()
     data = box.locator("[data-sim-start-data]")
     assert json.loads(data.input_value()) == {"name": "", "phone": ""}
+    data.fill('{"name": "Ann", ')
+    box.get_by_role("button", name="Start here").click()
+    expect(box.locator("[data-sim-start-error]")).to_contain_text("The data is not valid JSON")
+    data.fill('["not", "an object"]')
+    box.get_by_role("button", name="Start here").click()
+    expect(box.locator("[data-sim-start-error]")).to_contain_text("The data must be an object")
     data.fill('{"name": "Ann", "phone": "+79990000000"}')
     shoot(page, "simulator-start-anywhere")
     box.get_by_role("button", name="Start here").click()
