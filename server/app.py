@@ -20,6 +20,7 @@ from litestar.template.config import TemplateConfig
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.auth import auth_middleware
+from server.csrf import stale_csrf_middleware
 from server.db.engine import Database
 from server.db.migrate import upgrade
 from server.errors import EXCEPTION_HANDLERS
@@ -81,6 +82,17 @@ async def shutdown(app: Litestar) -> None:
         await db.dispose()
 
 
+def exception_handlers() -> dict[Any, Any]:
+    """The API's error handlers, plus the designer's page for a browser form with an outdated CSRF token."""
+    from litestar.exceptions import PermissionDeniedException
+
+    handlers: dict[Any, Any] = dict(EXCEPTION_HANDLERS)
+    auth_pages = optional_module("web.pages_auth")
+    if auth_pages is not None and hasattr(auth_pages, "refused_form"):
+        handlers[PermissionDeniedException] = auth_pages.refused_form
+    return handlers
+
+
 def create_app(settings: Settings | None = None) -> Litestar:
     """A configured app; raises SettingsError when the environment has a bad value."""
     from server.api import ROUTES as API_ROUTES
@@ -108,9 +120,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
         route_handlers=routes,
         state=State({"settings": settings}),
         dependencies={"db_session": Provide(provide_db_session)},
-        middleware=[session_config.middleware, auth_middleware],
+        # Stale CSRF cookies go first: the session and CSRF layers must never see them.
+        middleware=[stale_csrf_middleware(settings.secret_key), session_config.middleware, auth_middleware],
         csrf_config=csrf_config,
-        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        exception_handlers=exception_handlers(),  # type: ignore[arg-type]
         on_startup=[startup],
         on_shutdown=[shutdown],
         request_max_body_size=settings.max_body,
