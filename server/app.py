@@ -19,8 +19,10 @@ from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.api.docs import render_plugins
 from server.auth import auth_middleware
 from server.csrf import stale_csrf_middleware
+from server.headers import security_headers_middleware, template_nonce
 from server.db.engine import Database
 from server.db.migrate import upgrade
 from server.errors import EXCEPTION_HANDLERS
@@ -99,9 +101,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     settings = settings or Settings.from_env()
     key = hashlib.sha256(settings.secret_key.encode()).digest()
+    https = bool(settings.public_url and settings.public_url.startswith("https"))
     session_config = CookieBackendConfig(
         secret=key, key="botflow_session", httponly=True, samesite="lax",
-        secure=bool(settings.public_url and settings.public_url.startswith("https")),
+        secure=https,
         max_age=14 * 24 * 3600,
         # MAX deliveries carry no cookies; parsing them and wrapping send costs every webhook for nothing.
         exclude=["^/webhooks/"],
@@ -127,13 +130,17 @@ def create_app(settings: Settings | None = None) -> Litestar:
         on_startup=[startup],
         on_shutdown=[shutdown],
         request_max_body_size=settings.max_body,
-        template_config=TemplateConfig(directory=ROOT / "web" / "templates", engine=JinjaTemplateEngine),
-        openapi_config=OpenAPIConfig(title="Botflow", version="0.1.0", path="/schema"),
+        template_config=TemplateConfig(
+            directory=ROOT / "web" / "templates", engine=JinjaTemplateEngine,
+            engine_callback=lambda engine: engine.register_template_callable("csp_nonce", template_nonce)),
+        openapi_config=OpenAPIConfig(title="Botflow", version="0.1.0", path="/schema", render_plugins=render_plugins()),
         debug=False,
     )
     fastpath = optional_module("server.runtime.fastpath")
     if fastpath is not None:
         fastpath.install(app)  # MAX webhooks skip the router and the middleware they do not use
+    # Outermost, so answers the router makes itself (unknown addresses, wrong methods) carry the headers too.
+    app.asgi_handler = security_headers_middleware(https)(app.asgi_handler)
     return app
 
 

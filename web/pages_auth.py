@@ -105,7 +105,7 @@ def refused_form(request: Request, exc: PermissionDeniedException) -> Response:
     path = request.url.path
     if exc.detail != CSRF_FAILED or path.startswith(("/api", "/webhooks")):
         return http_exception_handler(request, exc)
-    if path in ("/login", "/setup", "/logout"):
+    if path in ("/login", "/setup"):
         return Redirect("/login?notice=expired", status_code=303)
     return problem(request, "This page was open from before the server restarted or your session ended; "
                             "reload the page and try again.", status=403)
