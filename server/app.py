@@ -27,6 +27,7 @@ from server.db.engine import Database
 from server.db.migrate import upgrade
 from server.errors import EXCEPTION_HANDLERS
 from server.settings import Settings
+from server.static_files import StaticFiles
 
 log = logging.getLogger("botflow.app")
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +118,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         *API_ROUTES,
         *optional_routes("server.runtime.routes"),
         *optional_routes("web.routes"),
-        create_static_files_router(path="/static", directories=[ROOT / "static"], include_in_schema=False),
+        create_static_files_router(path="/static", directories=[ROOT / "static"], include_in_schema=False,
+                                   file_system=StaticFiles()),
     ]
     app = Litestar(
         route_handlers=routes,

@@ -80,6 +80,15 @@ async def document_body(request: Request) -> Any:
         raise malformed(exc.message, code) from None
     except RecursionError:
         raise malformed("The document is nested too deeply to read.", code) from None
+    except ValueError as exc:
+        raise malformed(unreadable(exc), code) from None
+
+
+def unreadable(exc: ValueError) -> str:
+    """A sentence for a parser's ValueError (Python refuses integers of more than 4300 digits)."""
+    if "integer string conversion" in str(exc):
+        return "The document holds a number with thousands of digits; write numbers with at most 4300 digits."
+    return f"The document cannot be read: {str(exc)[:200]}."
 
 
 def malformed(message: str, code: str) -> Unprocessable:
