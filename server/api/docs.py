@@ -37,6 +37,21 @@ class VendoredRedoc(OpenAPIRenderPlugin):
 """.encode()
 
 
+class DocumentedJson(JsonRenderPlugin):
+    """/schema/openapi.json with the request bodies and error shape server.api.openapi_doc adds (made once)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._made: tuple[int, dict[str, Any]] | None = None
+
+    def render(self, request: Request, openapi_schema: dict[str, Any]) -> bytes:
+        from server.api.openapi_doc import documented
+
+        if self._made is None or self._made[0] != id(openapi_schema):
+            self._made = (id(openapi_schema), documented(openapi_schema))
+        return self.render_json(request, self._made[1])
+
+
 def render_plugins() -> list[OpenAPIRenderPlugin]:
     """What /schema serves: Redoc at /schema and /schema/redoc, the document at /schema/openapi.json."""
-    return [VendoredRedoc(), JsonRenderPlugin()]
+    return [VendoredRedoc(), DocumentedJson()]

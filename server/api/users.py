@@ -15,6 +15,9 @@ from server.services import users as user_service
 from server.services.common import MAX_INT
 
 RESERVED_LABELS = ("bootstrap",)
+CREATE_FIELDS = {"username": (str, True), "role": (str, True), "password": ((str, type(None)), False)}
+CHANGE_FIELDS = {"role": (str, False), "password": (str, False)}
+TOKEN_FIELDS = {"label": (str, False), "expires_in": ((int, type(None)), False), "expires_at": ((str, type(None)), False)}
 
 
 def may_manage(user: CurrentUser, username: str, doing: str) -> None:
@@ -32,8 +35,7 @@ class UserController(Controller):
     @post("/", guards=[requires_role("admin")], status_code=201,
           summary="Create a user; the API token in the answer is shown this once")
     async def create(self, request: Request, db_session: DbSession) -> Response:
-        body = fields(await json_body(request), {
-            "username": (str, True), "role": (str, True), "password": ((str, type(None)), False)})
+        body = fields(await json_body(request), CREATE_FIELDS)
         user, token = await user_service.create_user(
             db_session, body["username"], body["role"], body.get("password"), actor(request))
         return Response({"username": user.username, "role": user.role, "token": token}, status_code=201,
@@ -47,7 +49,7 @@ class UserController(Controller):
            summary="Change a user's role (admin) or password (admin, or the user themself); "
                    "a new password ends the user's browser sessions")
     async def change(self, username: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
-        body = fields(await json_body(request), {"role": (str, False), "password": (str, False)})
+        body = fields(await json_body(request), CHANGE_FIELDS)
         user: CurrentUser = request.scope["user"]
         itself = user.username.lower() == username.lower()
         if not user.has_role("admin") and (not itself or "role" in body):
@@ -75,8 +77,7 @@ class UserController(Controller):
                   "optionally expiring (expires_in seconds or expires_at)")
     async def new_token(self, username: PathStr, request: Request, db_session: DbSession) -> Response:
         may_manage(request.scope["user"], username, "create tokens")
-        body = fields(await json_body(request, required=False), {
-            "label": (str, False), "expires_in": ((int, type(None)), False), "expires_at": ((str, type(None)), False)})
+        body = fields(await json_body(request, required=False), TOKEN_FIELDS)
         label = body.get("label", "issued").strip() or "issued"
         if label.lower() in RESERVED_LABELS or len(label) > 64:
             raise Unprocessable("label must be at most 64 characters and not 'bootstrap'.",
