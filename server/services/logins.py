@@ -8,6 +8,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.db.models import LoginFailureRow
 from server.errors import AppError
+from server.services.common import USERNAME
+
 
 LIMIT = 10
 WINDOW = 15 * 60
@@ -25,8 +27,10 @@ class TooManyAttempts(AppError):
 
 
 def keys(username: str, client: str | None) -> list[str]:
-    """The counters one attempt touches: the username (any case) and the client address."""
-    found = [f"user:{username.lower()[:150]}"]
+    """The counters one attempt touches: the username (any case) and the client address. Names no account
+    can have (a NUL, which PostgreSQL cannot store, or odd characters) share one counter."""
+    name = username.lower() if USERNAME.fullmatch(username) else "(not a username)"
+    found = [f"user:{name}"]
     if client:
         found.append(f"client:{client[:150]}")
     return found

@@ -1,7 +1,6 @@
 """Users and roles: accounts, the first-run administrator, logins, the last-admin rule."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
@@ -13,10 +12,9 @@ from server.db.models import TokenRow, UserRow
 from server.errors import Conflict, NotFound, Unprocessable
 from server.passwords import hash_password, password_problem, verify_password
 from server.services import audit, logins
-from server.services.common import iso
+from server.services.common import USERNAME, iso
 from server.services.tokens import add_token
 
-USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 BOOTSTRAP_USER = "admin"
 
 

@@ -142,6 +142,11 @@ class WatchedHasher:
         return self.real.hash(password)
 
 
+async def test_a_username_no_account_can_have_is_a_plain_wrong_login(app_client):
+    for name in ("a\x00b", "x" * 5000, "имя"):
+        assert await log_in(app_client, name, "whatever it is") == 401
+
+
 async def test_unknown_usernames_are_checked_against_a_hash_too(monkeypatch):
     from server import passwords
 
