@@ -111,7 +111,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         exclude=["^/webhooks/"],
     )
     csrf_config = CSRFConfig(
-        secret=settings.secret_key, cookie_name="csrftoken", header_name="x-csrftoken",
+        secret=settings.secret_key, cookie_name="csrftoken", header_name="x-csrftoken", cookie_secure=https,
         exclude=["^/api", "^/webhooks", "^/healthz", "^/readyz"],
     )
     routes = [
