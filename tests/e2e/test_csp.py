@@ -33,3 +33,28 @@ def test_a_page_refuses_to_be_framed(context: BrowserContext, app: App, watch: W
         try { return frame.contentDocument ? frame.contentDocument.body.innerText : ""; } catch (e) { return ""; }
     }""", app.url + "/login")
     assert "Log in" not in framed
+
+
+def test_a_stale_csrf_cookie_from_before_a_restart_never_blocks_logging_in(browser, app: App) -> None:
+    from tests.e2e.conftest import PASSWORD
+
+    ctx = browser.new_context(viewport={"width": 1200, "height": 800})
+    watch = Watch()
+    page = ctx.new_page()
+    watch.attach(page)
+    page.goto(app.url + "/login")
+    # What a browser holds after the server restarted with another key: a token this server never signed.
+    stale = "0" * 64 + "f" * 64
+    ctx.add_cookies([{"name": "csrftoken", "value": stale, "url": app.url}])
+    page.evaluate("t => { document.querySelector('input[name=_csrf_token]').value = t; }", stale)
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("alert")).to_contain_text("out of date")
+    shoot(page, "login-out-of-date")
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url("**/flows")
+    ctx.close()
+    assert not watch.problems, watch.problems
