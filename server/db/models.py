@@ -1,6 +1,7 @@
 """Core tables: flows, versions, bots, publications, users, tokens, audit log, sandbox sessions."""
 from __future__ import annotations
 
+import secrets
 from datetime import datetime, timezone
 
 from sqlalchemy import (
@@ -99,7 +100,9 @@ class UserRow(Base):
     # An argon2id (or older scrypt) hash, or None when the user can only use API tokens.
     password_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)
     # Part of every session cookie; bumping it (logout, password change) ends every session of the user.
-    session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # It starts at random, so a cookie of a deleted user never fits a new user given the same id.
+    session_version: Mapped[int] = mapped_column(Integer, default=lambda: secrets.randbelow(2**30),
+                                                 server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -266,3 +266,13 @@ async def test_a_stale_csrf_cookie_never_blocks_logging_in(make_app, admin_heade
         assert fresh and fresh != old
         assert await log_in(client, "vera") == 303
         assert (await client.get("/api/users/me")).json()["username"] == "vera"
+
+
+async def test_a_deleted_users_cookie_never_fits_a_new_user(app_client, admin_headers):
+    await create_user(app_client, admin_headers, "viewer", "gone", password=PASSWORD)
+    assert await log_in(app_client, "gone") == 303
+    cookie = session_cookie(app_client)
+    assert (await app_client.delete("/api/users/gone", headers=admin_headers)).status_code == 204
+    for number in range(3):  # SQLite may hand the freed id to the next user
+        await create_user(app_client, admin_headers, "admin", f"newcomer{number}", password=PASSWORD)
+    assert (await app_client.get("/api/users/me", headers=cookie)).status_code == 401
