@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from server.auth import ROLES, CurrentUser, hash_token
 from server.db.models import TokenRow, UserRow
 from server.errors import Conflict, NotFound, Unprocessable
-from server.passwords import hash_password, password_problem, verify_password
+from server.passwords import MAX_PASSWORD, hash_password, password_problem, verify_password
 from server.services import audit, logins
 from server.services.common import USERNAME, iso
 from server.services.tokens import add_token
@@ -120,6 +120,8 @@ async def authenticate(session: AsyncSession, username: str, password: str,
     counters = logins.keys(username if isinstance(username, str) else "", client)
     await logins.check(session, counters)
     row = await find_user(session, username)
+    # No stored password is longer than MAX_PASSWORD, so one character more keeps a megabyte guess cheap.
+    password = password[:MAX_PASSWORD + 1]
     verdict = await verify_password(password, row.password_hash if row is not None else None)
     if row is None or not verdict.ok:
         await logins.record_failure(session, counters)

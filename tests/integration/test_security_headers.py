@@ -6,7 +6,7 @@ import re
 import pytest
 from litestar.testing import AsyncTestClient
 
-from tests.integration.api_helpers import bearer, create_flow, create_user, flow_doc, freeze
+from tests.integration.api_helpers import create_flow, create_user, flow_doc, freeze
 
 PASSWORD = "correct horse battery"
 
