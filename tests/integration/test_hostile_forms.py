@@ -91,3 +91,13 @@ async def test_an_over_long_static_name_is_a_404(app_client):
         answer = await app_client.get(path)
         assert answer.status_code == 404 and answer.json()["error"] == "not_found"
     assert json.loads((await app_client.get("/static/" + "x" * 300)).text)["message"]
+
+
+async def test_a_body_nested_ten_thousand_deep_is_a_400_everywhere(app_client, admin_headers):
+    deep = "[" * 10000 + "]" * 10000
+    headers = {**admin_headers, "Content-Type": "application/json"}
+    for path in ("/api/users", "/api/users/admin/tokens", "/api/flows/x/simulate", "/api/bots/x/users/1/events"):
+        answer = await app_client.post(path, content=deep, headers=headers)
+        assert answer.status_code == 400 and "nested too deeply" in answer.json()["message"], path
+    document = await app_client.post("/api/flows", content=deep, headers=headers)
+    assert document.status_code == 422 and "nested too deeply" in document.json()["message"]
