@@ -138,11 +138,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
         openapi_config=OpenAPIConfig(title="Botflow", version="0.1.0", path="/schema", render_plugins=render_plugins()),
         debug=False,
     )
+    # Around the router, so answers it makes itself (unknown addresses, wrong methods) carry the headers too;
+    # MAX's webhook deliveries, which the fast path below answers, are no pages and go without.
+    app.asgi_handler = security_headers_middleware(https)(app.asgi_handler)
     fastpath = optional_module("server.runtime.fastpath")
     if fastpath is not None:
         fastpath.install(app)  # MAX webhooks skip the router and the middleware they do not use
-    # Outermost, so answers the router makes itself (unknown addresses, wrong methods) carry the headers too.
-    app.asgi_handler = security_headers_middleware(https)(app.asgi_handler)
     return app
 
 
