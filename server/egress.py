@@ -134,13 +134,11 @@ class ActionReply:
 
 async def post_action(url: str, data: Any, *, allow: Allow, timeout: float = TIMEOUT, limit: int = RESPONSE_LIMIT,
                       client: httpx.AsyncClient | None = None, resolve: Resolver = system_resolver) -> ActionReply:
-    """POST `data` as JSON to `url`, connecting only to an address that is not internal (unless allowed).
-
-    The host is resolved here and the request goes to the checked address (so a second, rebinding DNS
-    answer is never used), the peer is checked again once connected, redirects are not followed, at most
-    `limit` bytes of the answer are read and the whole call ends after `timeout` seconds (httpx.TimeoutException).
-    Raises EgressRefused for a refused address and httpx.HTTPError for network failures.
-    """
+    """POST `data` as JSON to `url` on an address that is not internal unless allowed; EgressRefused otherwise."""
+    # The host is resolved here and the request goes to the checked address, so a second, rebinding DNS answer
+    # is never used; the peer is checked again once connected; redirects are not followed; at most `limit`
+    # bytes are read and the whole call ends after `timeout` seconds (httpx.TimeoutException). Network
+    # failures are httpx.HTTPError, like any httpx call.
     target = httpx.URL(url)
     if target.scheme not in ("http", "https") or not target.host:
         raise EgressRefused(f"{url[:200]} is not an http:// or https:// address.")

@@ -120,8 +120,8 @@ def document_syntax_handler(_: Request, exc: DocumentSyntaxError) -> Response:
 
 
 def recursion_handler(request: Request, exc: RecursionError) -> Response:
-    """A body nested thousands deep overflows a parser wherever it is read: the client's mistake, not ours.
-    Without a body, the depth came from stored data, which is a server error like any other."""
+    """A body nested thousands deep overflows a parser wherever it is read: the client's mistake, a 400."""
+    # Without a body, the depth came from stored data, which is a server error like any other.
     if request.method not in ("POST", "PUT", "PATCH"):
         return internal_error_handler(request, exc)
     log.warning("%s %s: a body nested too deeply to read", request.method, request.url.path)

@@ -64,8 +64,8 @@ def read_values(f: Fields) -> dict[str, Any]:
 
 
 def apply_action(values: dict[str, Any], action: str, errors: dict[str, str]) -> str | None:
-    """Add or remove a condition, assignment or action row; "up"/"down" are returned for the caller.
-    Removing a row that is not there records an error next to that list."""
+    """Add or remove a condition, assignment or action row; "up"/"down" are returned for the caller."""
+    # Removing a row that is not there (a stale or forged button) records an error next to that list.
     name, n = parse_action(action)
     rows = {"condition": ("if", {"var": "", "op": "eq", "value": ""}),
             "set": ("set", {"key": "", "value": ""}),

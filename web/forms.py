@@ -83,8 +83,8 @@ def form_data(multi: Any) -> dict[str, list[str]]:
 
 
 def parse_literal(raw: str) -> Any:
-    """A condition value: a JSON number, true, false or null as such, anything else as the text.
-    ValueError (with a sentence for the field) for a number too long to mean anything exact."""
+    """A condition value: a JSON number, true, false or null as such, anything else as the text."""
+    # A number too long to mean anything exact is a ValueError whose text is the field's error.
     text = raw.strip()
     if text in ("true", "false", "null"):
         return json.loads(text)
@@ -105,8 +105,8 @@ def show_literal(value: Any) -> str:
 
 
 def parse_action(raw: str) -> tuple[str, list[int]]:
-    """`add_button:0:1` -> ("add_button", [0, 1]); "" -> ("", []). Row numbers are small and never
-    negative (a negative one would pick rows from the end); otherwise the name comes back without numbers."""
+    """`add_button:0:1` -> ("add_button", [0, 1]); "" -> ("", []); bad row numbers -> (name, [])."""
+    # Row numbers are small and never negative: a negative one would pick a row from the end.
     name, *numbers = raw.split(":") if raw else [""]
     if all(re.fullmatch(r"\d{1,6}", n) for n in numbers):
         return name, [int(n) for n in numbers]

@@ -27,8 +27,8 @@ class TooManyAttempts(AppError):
 
 
 def keys(username: str, client: str | None) -> list[str]:
-    """The counters one attempt touches: the username (any case) and the client address. Names no account
-    can have (a NUL, which PostgreSQL cannot store, or odd characters) share one counter."""
+    """The counters one attempt touches: the username (any case) and the client address."""
+    # Names no account can have (a NUL, which PostgreSQL cannot store, or odd characters) share one counter.
     name = username.lower() if USERNAME.fullmatch(username) else "(not a username)"
     found = [f"user:{name}"]
     if client:

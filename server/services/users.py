@@ -86,8 +86,9 @@ async def get_user(session: AsyncSession, username: str) -> UserRow:
 
 
 async def can_set_up(session: AsyncSession, bootstrap_configured: bool) -> bool:
-    """Whether the login page may create the first admin: no user at all, or only the passwordless
-    bootstrap admin while BOTFLOW_BOOTSTRAP_TOKEN is set (the form then asks for that token)."""
+    """Whether the login page may create the first admin."""
+    # No user at all, or only the passwordless bootstrap admin while BOTFLOW_BOOTSTRAP_TOKEN is set (the
+    # form then asks for that token). Any other user, even one without a password, closes the form for good.
     rows = (await session.execute(select(UserRow.username, UserRow.password_hash).limit(2))).all()
     if not rows:
         return True
@@ -115,8 +116,8 @@ async def set_up_admin(session: AsyncSession, username: str, password: str,
 
 async def authenticate(session: AsyncSession, username: str, password: str,
                        client: str | None = None) -> CurrentUser | None:
-    """The user whose password this is (for the login form), or None; TooManyAttempts past the limit.
-    An unknown name is checked against a dummy hash, so it answers as slowly as a known one."""
+    """The user whose password this is (for the login form), or None; TooManyAttempts past the limit."""
+    # An unknown name is checked against a dummy hash (verify_password), so it answers as slowly as a known one.
     counters = logins.keys(username if isinstance(username, str) else "", client)
     await logins.check(session, counters)
     row = await find_user(session, username)
