@@ -1,8 +1,6 @@
-"""Outbound webhook actions that cannot reach the server's own network: checked at connect time, capped, timed out.
-
-`refused_address` and `refused_host` classify addresses here until flows/egress.py (the document-level check)
-provides the same rule; then this module imports it instead.
-"""
+"""Outbound webhook actions that cannot reach the server's own network: checked at connect time, capped, timed out."""
+# `refused_address` and `refused_host` classify addresses here until flows/egress.py (the document-level
+# check) provides the same rule; then this module imports it from there instead.
 from __future__ import annotations
 
 import asyncio
