@@ -146,7 +146,9 @@ async def post_action(url: str, data: Any, *, allow: Allow, timeout: float = TIM
     try:
         async with asyncio.timeout(timeout):
             address = await pick_address(target.host, port, allow, resolve)
-            extensions = {} if _literal(target.host) or target.scheme != "https" else {"sni_hostname": target.host}
+            extensions: dict[str, Any] = {"trace": _peer_guard(target.host, allow)}
+            if target.scheme == "https" and not _literal(target.host):
+                extensions["sni_hostname"] = target.host
             async with client.stream("POST", target.copy_with(host=address), json=data, timeout=timeout,
                                      headers={"Host": target.netloc.decode("ascii")}, extensions=extensions,
                                      follow_redirects=False) as response:
@@ -160,17 +162,37 @@ async def post_action(url: str, data: Any, *, allow: Allow, timeout: float = TIM
     return ActionReply(response.status_code, body, truncated, address)
 
 
-def _check_peer(response: httpx.Response, host: str, allow: Allow) -> None:
-    """The address the connection really reached must pass the same rule (a reused pool entry included)."""
-    stream = response.extensions.get("network_stream")
+def _peer_refusal(stream: Any, host: str, allow: Allow) -> str | None:
+    """Why the address a connection really reached is refused, or None."""
     peer = stream.get_extra_info("server_addr") if stream is not None else None
     if not peer:
-        return
+        return None
     address = ipaddress.ip_address(str(peer[0]).split("%", 1)[0])
     reason = refused_address(address)
-    if reason is not None and not allow.permits(host, address):
-        raise EgressRefused(f"{host} connected to {address}, a {reason} address; list it in BOTFLOW_ACTION_ALLOW "
-                            "to let actions reach it.")
+    if reason is None or allow.permits(host, address):
+        return None
+    return f"{host} connected to {address}, a {reason} address; list it in BOTFLOW_ACTION_ALLOW to let actions reach it."
+
+
+def _peer_guard(host: str, allow: Allow) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+    """An httpcore trace hook that closes a new connection to a refused address before anything is sent."""
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        if event == "connection.connect_tcp.complete":
+            stream = info.get("return_value")
+            reason = _peer_refusal(stream, host, allow)
+            if reason is not None:
+                await stream.aclose()
+                raise EgressRefused(reason)
+
+    return trace
+
+
+def _check_peer(response: httpx.Response, host: str, allow: Allow) -> None:
+    """The same rule for a connection the pool reused, which the trace hook never saw."""
+    reason = _peer_refusal(response.extensions.get("network_stream"), host, allow)
+    if reason is not None:
+        raise EgressRefused(reason)
 
 
 async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:

@@ -111,3 +111,35 @@ def test_the_allow_setting_is_checked():
     with pytest.raises(SettingsError) as bad:
         Settings.from_env({"BOTFLOW_ACTION_ALLOW": "crm.internal,not a host!"})
     assert "BOTFLOW_ACTION_ALLOW" in str(bad.value) and "not a host!" in str(bad.value)
+
+
+class ToLoopback:
+    """An httpcore network backend whose every connection lands on one loopback port, as a rebinding
+    resolver or a hostile network would arrange whatever address was asked for."""
+
+    def __init__(self, port: int) -> None:
+        import httpcore
+
+        self.port, self.real = port, httpcore.AnyIOBackend()
+
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        return await self.real.connect_tcp("127.0.0.1", self.port, timeout=timeout)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.real.sleep(seconds)
+
+
+async def test_the_address_actually_connected_to_is_checked_before_anything_is_sent(listener):
+    import httpcore
+
+    async def public(host: str, port: int) -> list[str]:
+        return ["93.184.216.34"]
+
+    transport = httpx.AsyncHTTPTransport()
+    transport._pool = httpcore.AsyncConnectionPool(network_backend=ToLoopback(listener.port))
+    async with httpx.AsyncClient(transport=transport) as client:
+        with pytest.raises(EgressRefused) as refused:
+            await post_action("http://hooks.example.com/", {"secret": "data"}, allow=Allow(), client=client,
+                              resolve=public)
+    assert "connected to 127.0.0.1" in str(refused.value)
+    assert listener.received == []
