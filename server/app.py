@@ -19,11 +19,15 @@ from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.api.docs import render_plugins
 from server.auth import auth_middleware
+from server.csrf import stale_csrf_middleware
+from server.headers import security_headers_middleware, template_nonce
 from server.db.engine import Database
 from server.db.migrate import upgrade
 from server.errors import EXCEPTION_HANDLERS
 from server.settings import Settings
+from server.static_files import StaticFiles
 
 log = logging.getLogger("botflow.app")
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,43 +85,62 @@ async def shutdown(app: Litestar) -> None:
         await db.dispose()
 
 
+def exception_handlers() -> dict[Any, Any]:
+    """The API's error handlers, plus the designer's page for a browser form with an outdated CSRF token."""
+    from litestar.exceptions import PermissionDeniedException
+
+    handlers: dict[Any, Any] = dict(EXCEPTION_HANDLERS)
+    auth_pages = optional_module("web.pages_auth")
+    if auth_pages is not None and hasattr(auth_pages, "refused_form"):
+        handlers[PermissionDeniedException] = auth_pages.refused_form
+    return handlers
+
+
 def create_app(settings: Settings | None = None) -> Litestar:
     """A configured app; raises SettingsError when the environment has a bad value."""
     from server.api import ROUTES as API_ROUTES
 
     settings = settings or Settings.from_env()
     key = hashlib.sha256(settings.secret_key.encode()).digest()
+    https = bool(settings.public_url and settings.public_url.startswith("https"))
     session_config = CookieBackendConfig(
         secret=key, key="botflow_session", httponly=True, samesite="lax",
-        secure=bool(settings.public_url and settings.public_url.startswith("https")),
+        secure=https,
         max_age=14 * 24 * 3600,
         # MAX deliveries carry no cookies; parsing them and wrapping send costs every webhook for nothing.
         exclude=["^/webhooks/"],
     )
     csrf_config = CSRFConfig(
-        secret=settings.secret_key, cookie_name="csrftoken", header_name="x-csrftoken",
+        secret=settings.secret_key, cookie_name="csrftoken", header_name="x-csrftoken", cookie_secure=https,
         exclude=["^/api", "^/webhooks", "^/healthz", "^/readyz"],
     )
     routes = [
         *API_ROUTES,
         *optional_routes("server.runtime.routes"),
         *optional_routes("web.routes"),
-        create_static_files_router(path="/static", directories=[ROOT / "static"], include_in_schema=False),
+        create_static_files_router(path="/static", directories=[ROOT / "static"], include_in_schema=False,
+                                   file_system=StaticFiles()),
     ]
     app = Litestar(
         route_handlers=routes,
         state=State({"settings": settings}),
         dependencies={"db_session": Provide(provide_db_session)},
-        middleware=[session_config.middleware, auth_middleware],
+        # Stale CSRF cookies go first: the session and CSRF layers must never see them.
+        middleware=[stale_csrf_middleware(settings.secret_key), session_config.middleware, auth_middleware],
         csrf_config=csrf_config,
-        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        exception_handlers=exception_handlers(),  # type: ignore[arg-type]
         on_startup=[startup],
         on_shutdown=[shutdown],
         request_max_body_size=settings.max_body,
-        template_config=TemplateConfig(directory=ROOT / "web" / "templates", engine=JinjaTemplateEngine),
-        openapi_config=OpenAPIConfig(title="Botflow", version="0.1.0", path="/schema"),
+        template_config=TemplateConfig(
+            directory=ROOT / "web" / "templates", engine=JinjaTemplateEngine,
+            engine_callback=lambda engine: engine.register_template_callable("csp_nonce", template_nonce)),
+        openapi_config=OpenAPIConfig(title="Botflow", version="0.1.0", path="/schema", render_plugins=render_plugins()),
         debug=False,
     )
+    # Around the router, so answers it makes itself (unknown addresses, wrong methods) carry the headers too;
+    # MAX's webhook deliveries, which the fast path below answers, are no pages and go without.
+    app.asgi_handler = security_headers_middleware(https)(app.asgi_handler)
     fastpath = optional_module("server.runtime.fastpath")
     if fastpath is not None:
         fastpath.install(app)  # MAX webhooks skip the router and the middleware they do not use

@@ -5,6 +5,7 @@ import hashlib
 import hmac
 import json
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Callable
 
 from litestar.connection import ASGIConnection, Request
@@ -18,6 +19,7 @@ ROLES = ("viewer", "editor", "publisher", "admin")
 RANK = {role: rank for rank, role in enumerate(ROLES)}
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SESSION_KEY = "uid"
+SESSION_VERSION_KEY = "sv"
 # Paths that never need to know the caller; skipping them saves a database query per request.
 ANONYMOUS_PREFIXES = ("/static/", "/webhooks/", "/healthz", "/readyz", "/schema")
 
@@ -29,6 +31,8 @@ class CurrentUser:
     id: int
     username: str
     role: str
+    # The users.session_version a session cookie must carry to stay valid.
+    session_version: int = 0
 
     def has_role(self, role: str) -> bool:
         """Whether this user's role is `role` or above."""
@@ -47,24 +51,36 @@ async def user_for_token(db: Any, token: str) -> CurrentUser | None:
     digest = hash_token(token)
     async with db.session() as session:
         row = (await session.execute(
-            select(TokenRow.token_hash, UserRow.id, UserRow.username, UserRow.role)
+            select(TokenRow.token_hash, TokenRow.expires_at, UserRow.id, UserRow.username, UserRow.role)
             .join(UserRow, UserRow.id == TokenRow.user_id)
             .where(TokenRow.token_hash == digest)
         )).first()
-    if row is None or not hmac.compare_digest(row.token_hash, digest):
+    if row is None or not hmac.compare_digest(row.token_hash, digest) or expired(row.expires_at):
         return None
     return CurrentUser(row.id, row.username, row.role)
 
 
-async def user_by_id(db: Any, user_id: Any) -> CurrentUser | None:
-    """A user by primary key (what the session cookie stores), or None."""
+def expired(expires_at: datetime | None) -> bool:
+    """Whether a token's expiry time has passed (SQLite hands back naive UTC datetimes)."""
+    if expires_at is None:
+        return False
+    if expires_at.tzinfo is None:
+        expires_at = expires_at.replace(tzinfo=timezone.utc)
+    return expires_at <= datetime.now(timezone.utc)
+
+
+async def user_for_session(db: Any, cookie: dict[str, Any]) -> CurrentUser | None:
+    """The user a session cookie names, or None when the user is gone or their sessions were ended."""
     from server.db.models import UserRow
 
-    if not isinstance(user_id, int) or isinstance(user_id, bool):
+    user_id, version = cookie.get(SESSION_KEY), cookie.get(SESSION_VERSION_KEY)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (user_id, version)):
         return None
     async with db.session() as session:
         row = await session.get(UserRow, user_id)
-    return CurrentUser(row.id, row.username, row.role) if row else None
+    if row is None or row.session_version != version:
+        return None
+    return CurrentUser(row.id, row.username, row.role, row.session_version)
 
 
 def bearer(scope: Scope) -> str | None:
@@ -108,7 +124,7 @@ def auth_middleware(app: ASGIApp) -> ASGIApp:
                 else:
                     session = scope.get("session") or {}
                     if isinstance(session, dict) and SESSION_KEY in session:
-                        user = await user_by_id(db, session.get(SESSION_KEY))
+                        user = await user_for_session(db, session)
                         how = "session" if user else None
             scope["user"] = user
             scope["auth"] = how
@@ -153,34 +169,9 @@ def current_user(request: Request) -> CurrentUser | None:
 
 def login_session(request: Request, user: CurrentUser) -> None:
     """Remember `user` in the browser session cookie."""
-    request.set_session({SESSION_KEY: user.id})
+    request.set_session({SESSION_KEY: user.id, SESSION_VERSION_KEY: user.session_version})
 
 
 def logout_session(request: Request) -> None:
     """Forget the browser session."""
     request.clear_session()
-
-
-def hash_password(password: str, *, salt: bytes | None = None) -> str:
-    """scrypt with a random salt, as "scrypt$n$r$p$salt$hash"."""
-    import os
-
-    salt = salt or os.urandom(16)
-    n, r, p = 2**14, 8, 1
-    digest = hashlib.scrypt(password.encode("utf-8", "surrogatepass"), salt=salt, n=n, r=r, p=p, dklen=32)
-    return f"scrypt${n}${r}${p}${salt.hex()}${digest.hex()}"
-
-
-def verify_password(password: str, stored: str | None) -> bool:
-    """Whether `password` matches a hash_password() result, in constant time."""
-    if not stored:
-        return False
-    try:
-        scheme, n, r, p, salt, digest = stored.split("$")
-        if scheme != "scrypt":
-            return False
-        candidate = hashlib.scrypt(password.encode("utf-8", "surrogatepass"), salt=bytes.fromhex(salt),
-                                   n=int(n), r=int(r), p=int(p), dklen=32)
-    except (ValueError, TypeError):
-        return False
-    return hmac.compare_digest(candidate.hex(), digest)

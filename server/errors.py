@@ -119,10 +119,21 @@ def document_syntax_handler(_: Request, exc: DocumentSyntaxError) -> Response:
                     status_code=422)
 
 
+def recursion_handler(request: Request, exc: RecursionError) -> Response:
+    """A body nested thousands deep overflows a parser wherever it is read: the client's mistake, a 400."""
+    # Without a body, the depth came from stored data, which is a server error like any other.
+    if request.method not in ("POST", "PUT", "PATCH"):
+        return internal_error_handler(request, exc)
+    log.warning("%s %s: a body nested too deeply to read", request.method, request.url.path)
+    return Response(error_body("bad_request", "The request body is nested too deeply to read; flatten it."),
+                    status_code=400)
+
+
 EXCEPTION_HANDLERS = {
     AppError: app_error_handler,
     FlowFormatError: flow_format_handler,
     DocumentSyntaxError: document_syntax_handler,
     HTTPException: http_exception_handler,
+    RecursionError: recursion_handler,
     Exception: internal_error_handler,
 }

@@ -30,6 +30,8 @@ class Settings:
     public_url: str | None = None
     max_rate: float = 30.0
     max_body: int = DEFAULT_MAX_BODY
+    # BOTFLOW_ACTION_ALLOW: internal hosts and networks webhook actions may reach (server.egress.Allow).
+    action_allow: tuple[str, ...] = ()
     # True when no BOTFLOW_SECRET_KEY was given, so sessions will not survive a restart.
     secret_key_generated: bool = False
 
@@ -52,6 +54,7 @@ class Settings:
             public_url=http_url("BOTFLOW_PUBLIC_URL", get("BOTFLOW_PUBLIC_URL")),
             max_rate=positive_number("BOTFLOW_MAX_RATE", get("BOTFLOW_MAX_RATE"), 30.0),
             max_body=positive_int("BOTFLOW_MAX_BODY", get("BOTFLOW_MAX_BODY"), DEFAULT_MAX_BODY),
+            action_allow=action_allow(get("BOTFLOW_ACTION_ALLOW")),
             secret_key_generated=secret is None,
         )
         return settings
@@ -103,6 +106,19 @@ def bootstrap_token(value: str | None) -> str | None:
     if not value.isascii() or not value.isprintable() or " " in value or len(value) > 512:
         raise SettingsError("BOTFLOW_BOOTSTRAP_TOKEN must be printable ASCII without spaces (at most 512 characters)")
     return value
+
+
+def action_allow(value: str | None) -> tuple[str, ...]:
+    """Comma-separated host names or CIDRs that webhook actions may reach although they are internal."""
+    from server.egress import Allow
+
+    entries = tuple(e.strip() for e in (value or "").split(",") if e.strip())
+    try:
+        Allow.parse(entries)
+    except ValueError as exc:
+        raise SettingsError(f"BOTFLOW_ACTION_ALLOW must be comma-separated host names or networks such as "
+                            f"crm.internal,10.0.0.0/8,127.0.0.1; {exc} is neither") from None
+    return entries
 
 
 def positive_number(name: str, value: str | None, default: float) -> float:

@@ -63,8 +63,9 @@ def read_values(f: Fields) -> dict[str, Any]:
     }
 
 
-def apply_action(values: dict[str, Any], action: str) -> str | None:
+def apply_action(values: dict[str, Any], action: str, errors: dict[str, str]) -> str | None:
     """Add or remove a condition, assignment or action row; "up"/"down" are returned for the caller."""
+    # Removing a row that is not there (a stale or forged button) records an error next to that list.
     name, n = parse_action(action)
     rows = {"condition": ("if", {"var": "", "op": "eq", "value": ""}),
             "set": ("set", {"key": "", "value": ""}),
@@ -76,6 +77,8 @@ def apply_action(values: dict[str, Any], action: str) -> str | None:
             values[key].append(dict(blank))
         elif verb == "remove" and n and n[0] < len(values[key]):
             values[key].pop(n[0])
+        elif verb == "remove":
+            errors[key] = "That row is not in the form any more; reload the panel to see the current rows."
         return None
     return name if name in ("up", "down") else None
 
@@ -127,10 +130,13 @@ def build_transition(values: dict[str, Any], original: dict[str, Any], f: Fields
         if not c["var"]:
             f.errors[f"if[{i}].var"] = "Enter the data key to test."
         entry: dict[str, Any] = {"var": c["var"], "op": c["op"]}
-        if c["op"] in LIST_OPS:
-            entry["value"] = [parse_literal(v) for v in c["value"].split(",") if v.strip()]
-        elif c["op"] not in NO_VALUE_OPS:
-            entry["value"] = parse_literal(c["value"])
+        try:
+            if c["op"] in LIST_OPS:
+                entry["value"] = [parse_literal(v) for v in c["value"].split(",") if v.strip()]
+            elif c["op"] not in NO_VALUE_OPS:
+                entry["value"] = parse_literal(c["value"])
+        except ValueError as exc:
+            f.errors[f"if[{i}].value"] = str(exc)
         conditions.append(entry)
     if conditions:
         tr["if"] = conditions
@@ -163,7 +169,7 @@ def edit_transition(document: dict[str, Any], transition_id: str, f: Fields) -> 
     transitions = document["transitions"]
     index = next(i for i, t in enumerate(transitions) if t.get("id") == transition_id)
     values = read_values(f)
-    move = apply_action(values, f.text("_action"))
+    move = apply_action(values, f.text("_action"), f.errors)
     new_id = values["id"]
     if not new_id:
         f.errors["id"] = "Enter an id for the transition."

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -14,7 +15,11 @@ from typing import Any, Callable
 from flows.errors import FlowFormatError
 from flows.load import load
 
-INDEX = re.compile(r"\[(\d+)\]")
+INDEX = re.compile(r"\[(\d{1,6})\]")
+
+
+# Longer numbers (a 5000-digit value) mean nothing exact and would only trouble the server that stores them.
+MAX_NUMBER_TEXT = 40
 
 
 class Fields:
@@ -42,9 +47,14 @@ class Fields:
         raw = self.text(name).strip().replace(",", ".")
         if not raw:
             return None
+        if len(raw) > MAX_NUMBER_TEXT:
+            self.errors[name] = f"Enter a number of at most {MAX_NUMBER_TEXT} characters."
+            return None
         try:
             value: int | float = int(raw) if integer else float(raw)
         except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
             self.errors[name] = "Enter a whole number." if integer else "Enter a number."
             return None
         if isinstance(value, float) and value.is_integer():
@@ -74,8 +84,13 @@ def form_data(multi: Any) -> dict[str, list[str]]:
 
 def parse_literal(raw: str) -> Any:
     """A condition value: a JSON number, true, false or null as such, anything else as the text."""
+    # A number too long to mean anything exact is a ValueError whose text is the field's error.
     text = raw.strip()
-    if text in ("true", "false", "null") or re.fullmatch(r"-?\d+(\.\d+)?", text):
+    if text in ("true", "false", "null"):
+        return json.loads(text)
+    if re.fullmatch(r"-?\d+(\.\d+)?", text):
+        if len(text) > MAX_NUMBER_TEXT:
+            raise ValueError(f"Enter a number of at most {MAX_NUMBER_TEXT} characters.")
         return json.loads(text)
     return raw
 
@@ -90,12 +105,12 @@ def show_literal(value: Any) -> str:
 
 
 def parse_action(raw: str) -> tuple[str, list[int]]:
-    """`add_button:0:1` -> ("add_button", [0, 1]); "" -> ("", [])."""
+    """`add_button:0:1` -> ("add_button", [0, 1]); "" -> ("", []); bad row numbers -> (name, [])."""
+    # Row numbers are small and never negative: a negative one would pick a row from the end.
     name, *numbers = raw.split(":") if raw else [""]
-    try:
+    if all(re.fullmatch(r"\d{1,6}", n) for n in numbers):
         return name, [int(n) for n in numbers]
-    except ValueError:
-        return "", []
+    return name, []
 
 
 def anchor_for(path: str, anchors: list[str]) -> str:

@@ -4,18 +4,24 @@ from __future__ import annotations
 import hmac
 from typing import Annotated
 
-from litestar import Request, get, post
+from litestar import Request, Response, get, post
 from litestar.enums import RequestEncodingType
+from litestar.exceptions import PermissionDeniedException
 from litestar.params import Body, QueryParameter
 from litestar.response import Redirect, Template
 
 from server.api.params import DbSession
 from server.auth import current_user, login_session, logout_session
-from server.errors import AppError
-from server.services.users import authenticate, can_set_up, set_up_admin
-from web.pages import render
+from server.csrf import CSRF_FAILED
+from server.errors import AppError, http_exception_handler
+from server.passwords import password_problem
+from server.services.logins import TooManyAttempts
+from server.services.users import authenticate, can_set_up, end_sessions, set_up_admin
+from web.pages import problem, render
 
 Form = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
+# Why the login page was shown again, by the `notice` query value (never free text from the address).
+NOTICES = {"expired": "The page was out of date (the server restarted or you logged out elsewhere); log in again."}
 
 
 def safe_next(target: str | None) -> str:
@@ -25,19 +31,24 @@ def safe_next(target: str | None) -> str:
     return target
 
 
-def needs_bootstrap_token(request: Request) -> bool:
+def bootstrap_token(request: Request) -> str | None:
     """A configured bootstrap token guards the first-run form, so a public server cannot be claimed."""
-    return bool(request.app.state.settings.bootstrap_token)
+    return request.app.state.settings.bootstrap_token
+
+
+def client_address(request: Request) -> str | None:
+    return request.client.host if request.client else None
 
 
 @get("/login", include_in_schema=False)
 async def login_page(request: Request, db_session: DbSession,
-                     next: Annotated[str | None, QueryParameter()] = None) -> Template | Redirect:
+                     next: Annotated[str | None, QueryParameter()] = None,
+                     notice: Annotated[str | None, QueryParameter()] = None) -> Template | Redirect:
     if current_user(request) is not None:
         return Redirect(safe_next(next), status_code=303)
-    setup = await can_set_up(db_session)
-    return render(request, "login.html", next=safe_next(next), username="", error=None, setup=setup,
-                  token_needed=setup and needs_bootstrap_token(request))
+    setup = await can_set_up(db_session, bool(bootstrap_token(request)))
+    return render(request, "login.html", next=safe_next(next), username="", error=NOTICES.get(notice or ""),
+                  setup=setup, token_needed=setup and bool(bootstrap_token(request)))
 
 
 @post("/setup", include_in_schema=False)
@@ -45,41 +56,59 @@ async def set_up(request: Request, db_session: DbSession, data: Form) -> Templat
     """First run: create the first admin who can log in, then log them in."""
     username = (data.get("username") or "").strip()
     password = data.get("password") or ""
-    token_needed = needs_bootstrap_token(request)
-    error = None
-    if len(password) < 8:
-        error = "Choose a password of at least 8 characters."
-    elif token_needed and not hmac.compare_digest(
-            (data.get("bootstrap_token") or "").encode(), request.app.state.settings.bootstrap_token.encode()):
+    token = bootstrap_token(request)
+    error = password_problem(password)
+    if error is None and token and not hmac.compare_digest(
+            (data.get("bootstrap_token") or "").encode(), token.encode()):
         error = "The bootstrap token is not the one this server was started with (BOTFLOW_BOOTSTRAP_TOKEN)."
     if error is None:
         try:
-            user = await set_up_admin(db_session, username, password)
+            user = await set_up_admin(db_session, username, password, bool(token))
         except AppError as exc:
             error = exc.message
         else:
             login_session(request, user)
             return Redirect("/flows", status_code=303)
-    setup = await can_set_up(db_session)
+    setup = await can_set_up(db_session, bool(token))
     return render(request, "login.html", status=422 if setup else 409, next="/flows", username=username,
-                  error=error, setup=setup, token_needed=setup and token_needed)
+                  error=error, setup=setup, token_needed=setup and bool(token))
 
 
 @post("/login", include_in_schema=False)
 async def login(request: Request, db_session: DbSession, data: Form) -> Template | Redirect:
     username = (data.get("username") or "").strip()
-    user = await authenticate(db_session, username, data.get("password") or "")
+    target = safe_next(data.get("next"))
+    try:
+        user = await authenticate(db_session, username, data.get("password") or "", client_address(request))
+    except TooManyAttempts as exc:
+        return render(request, "login.html", status=429, next=target, username=username, error=exc.message,
+                      setup=False, token_needed=False, headers=exc.headers)
     if user is None:
-        return render(request, "login.html", status=401, next=safe_next(data.get("next")), username=username,
+        return render(request, "login.html", status=401, next=target, username=username,
                       error="Wrong username or password.", setup=False, token_needed=False)
     login_session(request, user)
-    return Redirect(safe_next(data.get("next")), status_code=303)
+    return Redirect(target, status_code=303)
 
 
 @post("/logout", include_in_schema=False)
-async def logout(request: Request) -> Redirect:
+async def logout(request: Request, db_session: DbSession) -> Redirect:
+    """End this session and every copy of the cookie (all of the user's browser sessions)."""
+    user = current_user(request)
+    if user is not None and request.scope.get("auth") == "session":
+        await end_sessions(db_session, user.id)
     logout_session(request)
     return Redirect("/login", status_code=303)
+
+
+def refused_form(request: Request, exc: PermissionDeniedException) -> Response:
+    """A browser form whose CSRF token no longer matches: back to a fresh login page or a sentence, never JSON."""
+    path = request.url.path
+    if exc.detail != CSRF_FAILED or path.startswith(("/api", "/webhooks")):
+        return http_exception_handler(request, exc)
+    if path in ("/login", "/setup"):
+        return Redirect("/login?notice=expired", status_code=303)
+    return problem(request, "This page was open from before the server restarted or your session ended; "
+                            "reload the page and try again.", status=403)
 
 
 ROUTES = [login_page, login, set_up, logout]

@@ -15,6 +15,7 @@ from flows.errors import DocumentSyntaxError, FlowFormatError
 from flows.export import EXPORT_FORMATS, export
 from flows.load import parse_text
 from flows.model import FORMAT
+from server.api.body import unreadable
 from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.services import bots as bot_service
@@ -98,6 +99,10 @@ class FlowsController(Controller):
                            exc.details or [{"path": "", "message": exc.message}], status=422)
         except AppError as exc:
             return app_error(request, exc)
+        except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting past the parser's depth
+            message = unreadable(exc) if isinstance(exc, ValueError) else "The document is nested too deeply to read."
+            return problem(request, f"{upload.filename} cannot be read.", [{"path": "", "message": message}],
+                           status=422)
         return fragment(request, "_partials/imported.html", headers={"HX-Trigger": "flows-changed"},
                         flow={"id": row.id, "title": row.title})
 

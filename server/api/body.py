@@ -51,8 +51,10 @@ async def json_body(request: Request, *, required: bool = True) -> dict[str, Any
     except json.JSONDecodeError as exc:
         raise BadRequest(f"The body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
                          code="invalid_json") from None
-    except (ValueError, RecursionError) as exc:
-        raise BadRequest(f"The body is not valid JSON: {exc}.", code="invalid_json") from None
+    except RecursionError:
+        raise BadRequest("The body is nested too deeply to read.", code="invalid_json") from None
+    except ValueError as exc:
+        raise BadRequest(unreadable(exc, "The body is not valid JSON"), code="invalid_json") from None
     if not isinstance(data, dict):
         raise Unprocessable(f"The body must be a JSON object, not {type_name(data)}.",
                             details=[{"path": "", "message": "expected an object"}])
@@ -80,6 +82,15 @@ async def document_body(request: Request) -> Any:
         raise malformed(exc.message, code) from None
     except RecursionError:
         raise malformed("The document is nested too deeply to read.", code) from None
+    except ValueError as exc:
+        raise malformed(unreadable(exc), code) from None
+
+
+def unreadable(exc: ValueError, lead: str = "The document cannot be read") -> str:
+    """A sentence for a parser's ValueError (Python refuses integers of more than 4300 digits)."""
+    if "integer string conversion" in str(exc):
+        return f"{lead}: it holds a number with thousands of digits; write numbers with at most 4300 digits."
+    return f"{lead}: {str(exc)[:200].rstrip('.')}."
 
 
 def malformed(message: str, code: str) -> Unprocessable:

@@ -17,6 +17,7 @@ OPTIONAL_STR = (str, type(None))
 BOT_FIELDS = {"id": (str, True), "title": (OPTIONAL_STR, False), "token": (OPTIONAL_STR, False),
               "webhook_secret": (OPTIONAL_STR, False), "require_tests": (bool, False)}
 CHANGE_FIELDS = {**BOT_FIELDS, "id": (str, False)}
+PUBLISH_FIELDS = {"flow": (str, True), "version": ((int, type(None)), False), "sessions": (OPTIONAL_STR, False)}
 
 
 async def bot_changed(request: Request, bot_id: str) -> None:
@@ -81,8 +82,7 @@ class BotController(Controller):
     @post("/{bot_id:str}/publish", guards=[requires_role("publisher")], status_code=200,
           summary="Serve a version from now on; sessions keep | migrate | reset")
     async def publish(self, bot_id: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
-        body = fields(await json_body(request), {
-            "flow": (str, True), "version": ((int, type(None)), False), "sessions": ((str, type(None)), False)})
+        body = fields(await json_body(request), PUBLISH_FIELDS)
         version = body.get("version")
         if version is not None and not 1 <= version <= 2**31 - 1:
             raise Unprocessable("version must be a version number from 1.",

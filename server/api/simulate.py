@@ -23,6 +23,9 @@ def session_id(value: Any) -> str:
     return value
 
 
+SIMULATE_FIELDS = {"session": (str, True), "update": (dict, True), "source": ((str, int, type(None)), False)}
+
+
 class SimulateController(Controller):
     """Drive a sandbox dialog with the live engine; never touches live dialogs or the messenger."""
 
@@ -32,8 +35,7 @@ class SimulateController(Controller):
     @post("/", guards=[requires_role("editor")], status_code=200,
           summary="One update to a sandbox dialog of the draft or a version")
     async def simulate(self, flow_id: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
-        body = fields(await json_body(request), {
-            "session": (str, True), "update": (dict, True), "source": ((str, int, type(None)), False)})
+        body = fields(await json_body(request), SIMULATE_FIELDS)
         await get_row(db_session, flow_id)
         return await sandbox.simulate(db_session, flow_id, session_id(body["session"]), body["update"],
                                       body.get("source"))

@@ -7,16 +7,27 @@ from litestar import Controller, Request, Response, delete, get, patch, post
 
 from server.api.body import fields, json_body
 from server.api.flows import actor
-from server.api.params import DbSession, PathStr
-from server.auth import requires_role
-from server.errors import Forbidden, Unprocessable
+from server.api.params import DbSession, PathInt, PathStr
+from server.auth import CurrentUser, login_session, requires_role
+from server.errors import Forbidden, NotFound, Unprocessable
+from server.services import tokens as token_service
 from server.services import users as user_service
+from server.services.common import MAX_INT
 
-MAX_PASSWORD = 1024
+RESERVED_LABELS = ("bootstrap",)
+CREATE_FIELDS = {"username": (str, True), "role": (str, True), "password": ((str, type(None)), False)}
+CHANGE_FIELDS = {"role": (str, False), "password": (str, False)}
+TOKEN_FIELDS = {"label": (str, False), "expires_in": ((int, type(None)), False), "expires_at": ((str, type(None)), False)}
+
+
+def may_manage(user: CurrentUser, username: str, doing: str) -> None:
+    """Admins manage anyone's tokens; others only their own."""
+    if user.username.lower() != username.lower() and not user.has_role("admin"):
+        raise Forbidden(f"Only an admin can {doing} for someone else.")
 
 
 class UserController(Controller):
-    """Admins manage users; anyone may mint a new token for themself."""
+    """Admins manage users; anyone may mint, list and revoke tokens of their own."""
 
     path = "/api/users"
     tags = ["users"]
@@ -24,14 +35,9 @@ class UserController(Controller):
     @post("/", guards=[requires_role("admin")], status_code=201,
           summary="Create a user; the API token in the answer is shown this once")
     async def create(self, request: Request, db_session: DbSession) -> Response:
-        body = fields(await json_body(request), {
-            "username": (str, True), "role": (str, True), "password": ((str, type(None)), False)})
-        password = body.get("password")
-        if password is not None and not 1 <= len(password) <= MAX_PASSWORD:
-            raise Unprocessable(f"password must be 1-{MAX_PASSWORD} characters.",
-                                details=[{"path": "password", "message": "wrong length"}])
+        body = fields(await json_body(request), CREATE_FIELDS)
         user, token = await user_service.create_user(
-            db_session, body["username"], body["role"], password, actor(request))
+            db_session, body["username"], body["role"], body.get("password"), actor(request))
         return Response({"username": user.username, "role": user.role, "token": token}, status_code=201,
                         headers={"Cache-Control": "no-store"})
 
@@ -40,20 +46,24 @@ class UserController(Controller):
         return await user_service.list_users(db_session)
 
     @patch("/{username:str}", guards=[requires_role("viewer")],
-           summary="Change a user's role (admin) or password (admin, or the user themself)")
+           summary="Change a user's role (admin) or password (admin, or the user themself); "
+                   "a new password ends the user's browser sessions")
     async def change(self, username: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
-        body = fields(await json_body(request), {"role": (str, False), "password": (str, False)})
-        user = request.scope["user"]
-        if not user.has_role("admin") and (user.username != username or "role" in body):
+        body = fields(await json_body(request), CHANGE_FIELDS)
+        user: CurrentUser = request.scope["user"]
+        itself = user.username.lower() == username.lower()
+        if not user.has_role("admin") and (not itself or "role" in body):
             raise Forbidden("Only an admin can change roles or someone else's password.")
-        password = body.get("password")
-        if password is not None and not 1 <= len(password) <= MAX_PASSWORD:
-            raise Unprocessable(f"password must be 1-{MAX_PASSWORD} characters.",
-                                details=[{"path": "password", "message": "wrong length"}])
-        return await user_service.update_user(db_session, username, body.get("role"), password, actor(request))
+        answer = await user_service.update_user(db_session, username, body.get("role"), body.get("password"),
+                                                actor(request))
+        if itself and "password" in body and request.scope.get("auth") == "session":
+            # The browser that changed the password stays logged in; every other session ends.
+            row = await user_service.get_user(db_session, username)
+            login_session(request, CurrentUser(row.id, row.username, row.role, row.session_version))
+        return answer
 
     @delete("/{username:str}", guards=[requires_role("admin")], status_code=204,
-            summary="Remove a user and their tokens")
+            summary="Remove a user and their tokens (never the last admin)")
     async def remove(self, username: PathStr, request: Request, db_session: DbSession) -> None:
         await user_service.delete_user(db_session, username, actor(request))
 
@@ -63,11 +73,31 @@ class UserController(Controller):
         return {"username": user.username, "role": user.role}
 
     @post("/{username:str}/tokens", guards=[requires_role("viewer")], status_code=201,
-          summary="A new API token for a user (admin, or the user themself), shown once")
+          summary="A new API token for a user (admin, or the user themself), shown once; "
+                  "optionally expiring (expires_in seconds or expires_at)")
     async def new_token(self, username: PathStr, request: Request, db_session: DbSession) -> Response:
-        user = request.scope["user"]
-        if user.username != username and not user.has_role("admin"):
-            raise Forbidden("Only an admin can create tokens for someone else.")
-        token = await user_service.issue_token(db_session, username, actor(request))
-        return Response({"username": username, "token": token}, status_code=201,
-                        headers={"Cache-Control": "no-store"})
+        may_manage(request.scope["user"], username, "create tokens")
+        body = fields(await json_body(request, required=False), TOKEN_FIELDS)
+        label = body.get("label", "issued").strip() or "issued"
+        if label.lower() in RESERVED_LABELS or len(label) > 64:
+            raise Unprocessable("label must be at most 64 characters and not 'bootstrap'.",
+                                details=[{"path": "label", "message": "not a usable label"}])
+        expires_at = token_service.expiry(body.get("expires_in"), body.get("expires_at"))
+        owner = await user_service.get_user(db_session, username)
+        answer = await token_service.issue(db_session, owner, actor(request), label, expires_at)
+        return Response(answer, status_code=201, headers={"Cache-Control": "no-store"})
+
+    @get("/{username:str}/tokens", guards=[requires_role("viewer")],
+         summary="A user's API tokens (admin, or the user themself): ids, labels and expiry, never the tokens")
+    async def tokens(self, username: PathStr, request: Request, db_session: DbSession) -> list[dict[str, Any]]:
+        may_manage(request.scope["user"], username, "list tokens")
+        return await token_service.listed(db_session, await user_service.get_user(db_session, username))
+
+    @delete("/{username:str}/tokens/{token_id:int}", guards=[requires_role("viewer")], status_code=204,
+            summary="Revoke one API token (admin, or the user themself)")
+    async def revoke(self, username: PathStr, token_id: PathInt, request: Request, db_session: DbSession) -> None:
+        may_manage(request.scope["user"], username, "revoke tokens")
+        owner = await user_service.get_user(db_session, username)
+        if not 1 <= token_id <= MAX_INT:
+            raise NotFound(f"User '{owner.username}' has no token {token_id}; list them to see the ids.")
+        await token_service.revoke(db_session, owner, token_id, actor(request))

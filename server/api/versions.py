@@ -14,6 +14,7 @@ from server.errors import Unprocessable
 from server.services import versions as version_service
 
 MAX_NOTE = 2000
+FREEZE_FIELDS = {"note": ((str, type(None)), False)}
 
 
 class VersionController(Controller):
@@ -25,7 +26,7 @@ class VersionController(Controller):
     @post("/", guards=[requires_role("publisher")], status_code=201,
           summary="Freeze the draft (201 new version, 200 when an identical version exists)")
     async def freeze(self, flow_id: PathStr, request: Request, db_session: DbSession) -> Response:
-        body = fields(await json_body(request, required=False), {"note": ((str, type(None)), False)})
+        body = fields(await json_body(request, required=False), FREEZE_FIELDS)
         note = body.get("note") or ""
         if len(note) > MAX_NOTE:
             raise Unprocessable(f"The note is {len(note)} characters long; keep it under {MAX_NOTE}.",

@@ -1,10 +1,11 @@
 """Core tables: flows, versions, bots, publications, users, tokens, audit log, sandbox sessions."""
 from __future__ import annotations
 
+import secrets
 from datetime import datetime, timezone
 
 from sqlalchemy import (
-    Boolean, DateTime, false, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint,
+    Boolean, DateTime, false, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -93,12 +94,17 @@ class UserRow(Base):
     """A person or robot with a role."""
 
     __tablename__ = "users"
+    __table_args__ = (Index("uq_users_username_lower", text("lower(username)"), unique=True),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     username: Mapped[str] = mapped_column(String(64), unique=True)
     role: Mapped[str] = mapped_column(String(16))
-    # "scrypt$<salt hex>$<hash hex>", or None when the user can only use API tokens.
+    # An argon2id (or older scrypt) hash, or None when the user can only use API tokens.
     password_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    # Part of every session cookie; bumping it (logout, password change) ends every session of the user.
+    # It starts at random, so a cookie of a deleted user never fits a new user given the same id.
+    session_version: Mapped[int] = mapped_column(Integer, default=lambda: secrets.randbelow(2**30),
+                                                 server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -113,6 +119,20 @@ class TokenRow(Base):
     # "bootstrap" marks the token BOTFLOW_BOOTSTRAP_TOKEN refreshes.
     label: Mapped[str] = mapped_column(String(64), default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # None: the token works until it is revoked.
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class LoginFailureRow(Base):
+    """One wrong password, keyed by username or client, so the login limit holds across replicas."""
+
+    __tablename__ = "login_failures"
+    __table_args__ = (Index("ix_login_failures_key_at", "key", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    key: Mapped[str] = mapped_column(String(200))
+    # Epoch seconds.
+    at: Mapped[float] = mapped_column(Float)
 
 
 class AuditRow(Base):

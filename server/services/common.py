@@ -5,6 +5,7 @@ import re
 from datetime import datetime, timezone
 
 SLUG = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 MAX_INT = 2**31 - 1
 
 

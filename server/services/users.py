@@ -1,27 +1,21 @@
-"""Users, roles and API tokens."""
+"""Users and roles: accounts, the first-run administrator, logins, the last-admin rule."""
 from __future__ import annotations
 
-import re
-import secrets
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.auth import ROLES, CurrentUser, hash_password, hash_token, verify_password
+from server.auth import ROLES, CurrentUser, hash_token
 from server.db.models import TokenRow, UserRow
 from server.errors import Conflict, NotFound, Unprocessable
-from server.services import audit
-from server.services.common import iso
+from server.passwords import MAX_PASSWORD, hash_password, password_problem, verify_password
+from server.services import audit, logins
+from server.services.common import USERNAME, iso
+from server.services.tokens import add_token
 
-USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 BOOTSTRAP_USER = "admin"
-
-
-def new_token() -> str:
-    """A fresh random API token."""
-    return "bf_" + secrets.token_urlsafe(32)
 
 
 def check_username(username: Any) -> str:
@@ -39,24 +33,42 @@ def check_role(role: Any) -> str:
     return role
 
 
+def check_password(password: Any) -> str:
+    """A usable password, or a 422 with the rule it breaks."""
+    problem = password_problem(password)
+    if problem:
+        raise Unprocessable(problem, details=[{"path": "password", "message": problem}])
+    return password
+
+
+async def find_user(session: AsyncSession, username: str) -> UserRow | None:
+    """The user of that name in any letter case (names are unique case-insensitively), or None."""
+    if not isinstance(username, str) or not USERNAME.fullmatch(username):
+        return None
+    return (await session.execute(
+        select(UserRow).where(func.lower(UserRow.username) == username.lower()))).scalar_one_or_none()
+
+
 async def create_user(session: AsyncSession, username: str, role: str, password: str | None,
                       actor: str | None) -> tuple[UserRow, str]:
     """A new user and their first API token (returned in clear this once)."""
     check_username(username)
     check_role(role)
-    if (await session.execute(select(UserRow.id).where(UserRow.username == username))).first():
-        raise Conflict(f"A user named '{username}' already exists.", code="user_exists")
-    user = UserRow(username=username, role=role, password_hash=hash_password(password) if password else None)
+    if password is not None:
+        check_password(password)
+    if await find_user(session, username) is not None:
+        raise Conflict(f"A user named '{username}' already exists (names ignore letter case).", code="user_exists")
+    user = UserRow(username=username, role=role, password_hash=await hash_password(password) if password else None)
     session.add(user)
-    token = new_token()
     try:
         await session.flush()
-        session.add(TokenRow(user_id=user.id, token_hash=hash_token(token), label="created"))
+        _, token = add_token(session, user, "created")
         audit.record(session, actor, "user.create", f"user:{username}", role=role)
         await session.commit()
     except IntegrityError:
         await session.rollback()
-        raise Conflict(f"A user named '{username}' already exists.", code="user_exists") from None
+        raise Conflict(f"A user named '{username}' already exists (names ignore letter case).",
+                       code="user_exists") from None
     return user, token
 
 
@@ -67,75 +79,95 @@ async def list_users(session: AsyncSession) -> list[dict[str, Any]]:
 
 
 async def get_user(session: AsyncSession, username: str) -> UserRow:
-    if not USERNAME.fullmatch(username):
-        raise NotFound(f"There is no user '{username}'.")
-    row = (await session.execute(select(UserRow).where(UserRow.username == username))).scalar_one_or_none()
+    row = await find_user(session, username)
     if row is None:
         raise NotFound(f"There is no user '{username}'.")
     return row
 
 
-async def issue_token(session: AsyncSession, username: str, actor: str | None, label: str = "issued") -> str:
-    """Another API token for an existing user, shown once."""
-    user = await get_user(session, username)
-    token = new_token()
-    session.add(TokenRow(user_id=user.id, token_hash=hash_token(token), label=label[:64]))
-    audit.record(session, actor, "user.token", f"user:{username}")
-    await session.commit()
-    return token
+async def can_set_up(session: AsyncSession, bootstrap_configured: bool) -> bool:
+    """Whether the login page may create the first admin."""
+    # No user at all, or only the passwordless bootstrap admin while BOTFLOW_BOOTSTRAP_TOKEN is set (the
+    # form then asks for that token). Any other user, even one without a password, closes the form for good.
+    rows = (await session.execute(select(UserRow.username, UserRow.password_hash).limit(2))).all()
+    if not rows:
+        return True
+    return bootstrap_configured and len(rows) == 1 and rows[0].username == BOOTSTRAP_USER \
+        and rows[0].password_hash is None
 
 
-async def can_set_up(session: AsyncSession) -> bool:
-    """Whether no user can log in yet, so the login page may create the first admin."""
-    row = (await session.execute(select(UserRow.id).where(UserRow.password_hash.is_not(None)).limit(1))).first()
-    return row is None
-
-
-async def set_up_admin(session: AsyncSession, username: str, password: str) -> CurrentUser:
+async def set_up_admin(session: AsyncSession, username: str, password: str,
+                       bootstrap_configured: bool) -> CurrentUser:
     """The first account that can log in: an admin (the bootstrap admin gets a password, or a new user)."""
-    if not await can_set_up(session):
-        raise Conflict("An account that can log in exists already; ask an admin for one.", code="already_set_up")
     check_username(username)
-    existing = (await session.execute(select(UserRow).where(UserRow.username == username))).scalar_one_or_none()
+    check_password(password)
+    if not await can_set_up(session, bootstrap_configured):
+        raise Conflict("This server has its accounts already; ask an admin for one.", code="already_set_up")
+    existing = await find_user(session, username)
     if existing is None:
         user, _ = await create_user(session, username, "admin", password, actor=None)
-        return CurrentUser(user.id, user.username, user.role)
+        return CurrentUser(user.id, user.username, user.role, user.session_version)
     existing.role = "admin"
-    existing.password_hash = hash_password(password)
-    audit.record(session, None, "user.set_up", f"user:{username}")
+    existing.password_hash = await hash_password(password)
+    audit.record(session, None, "user.set_up", f"user:{existing.username}")
     await session.commit()
-    return CurrentUser(existing.id, existing.username, existing.role)
+    return CurrentUser(existing.id, existing.username, existing.role, existing.session_version)
 
 
-async def authenticate(session: AsyncSession, username: str, password: str) -> CurrentUser | None:
-    """The user whose password this is (for the login form), or None."""
-    if not isinstance(username, str) or not USERNAME.fullmatch(username):
+async def authenticate(session: AsyncSession, username: str, password: str,
+                       client: str | None = None) -> CurrentUser | None:
+    """The user whose password this is (for the login form), or None; TooManyAttempts past the limit."""
+    # An unknown name is checked against a dummy hash (verify_password), so it answers as slowly as a known one.
+    counters = logins.keys(username if isinstance(username, str) else "", client)
+    await logins.check(session, counters)
+    row = await find_user(session, username)
+    # No stored password is longer than MAX_PASSWORD, so one character more keeps a megabyte guess cheap.
+    password = password[:MAX_PASSWORD + 1]
+    verdict = await verify_password(password, row.password_hash if row is not None else None)
+    if row is None or not verdict.ok:
+        await logins.record_failure(session, counters)
         return None
-    row = (await session.execute(select(UserRow).where(UserRow.username == username))).scalar_one_or_none()
-    if row is None or not verify_password(password, row.password_hash):
-        return None
-    return CurrentUser(row.id, row.username, row.role)
-
-
-async def set_password(session: AsyncSession, username: str, password: str, actor: str | None) -> None:
-    user = await get_user(session, username)
-    user.password_hash = hash_password(password)
-    audit.record(session, actor, "user.password", f"user:{username}")
+    await logins.forget(session, counters[0])
+    if verdict.rehash:
+        row.password_hash = await hash_password(password)
     await session.commit()
+    return CurrentUser(row.id, row.username, row.role, row.session_version)
+
+
+async def end_sessions(session: AsyncSession, user_id: int) -> int:
+    """Invalidate every browser session of a user (logout, password change); returns the new version."""
+    await session.execute(update(UserRow).where(UserRow.id == user_id)
+                          .values(session_version=UserRow.session_version + 1))
+    await session.commit()
+    return (await session.execute(select(UserRow.session_version).where(UserRow.id == user_id))).scalar_one()
+
+
+async def keep_an_admin(session: AsyncSession, user: UserRow, doing: str) -> None:
+    """Refuse to remove or demote the only admin: nobody could manage users or bots afterwards."""
+    if user.role != "admin":
+        return
+    admins = (await session.execute(select(func.count()).where(UserRow.role == "admin"))).scalar_one()
+    if admins <= 1:
+        raise Conflict(f"'{user.username}' is the only admin; make another user admin before {doing}.",
+                       code="last_admin")
 
 
 async def update_user(session: AsyncSession, username: str, role: str | None, password: str | None,
                       actor: str | None) -> dict[str, Any]:
-    """Change a user's role and/or password."""
+    """Change a user's role and/or password; a new password ends the user's browser sessions."""
     user = await get_user(session, username)
     changed = []
     if role is not None:
-        user.role = check_role(role)
+        check_role(role)
+        if role != "admin":
+            await keep_an_admin(session, user, "demoting them")
+        user.role = role
         changed.append("role")
     if password is not None:
-        user.password_hash = hash_password(password)
+        user.password_hash = await hash_password(check_password(password))
+        user.session_version = user.session_version + 1
         changed.append("password")
-    audit.record(session, actor, "user.update", f"user:{username}", fields=changed)
+    audit.record(session, actor, "user.update", f"user:{user.username}", fields=changed)
     await session.commit()
     return {"username": user.username, "role": user.role, "created_at": iso(user.created_at)}
 
@@ -143,9 +175,10 @@ async def update_user(session: AsyncSession, username: str, role: str | None, pa
 async def delete_user(session: AsyncSession, username: str, actor: str | None) -> None:
     """Remove a user and every token of theirs."""
     user = await get_user(session, username)
+    await keep_an_admin(session, user, "removing them")
     await session.execute(delete(TokenRow).where(TokenRow.user_id == user.id))
     await session.delete(user)
-    audit.record(session, actor, "user.delete", f"user:{username}")
+    audit.record(session, actor, "user.delete", f"user:{user.username}")
     await session.commit()
 
 
@@ -155,7 +188,7 @@ async def ensure_bootstrap(session: AsyncSession, token: str) -> None:
     for attempt in range(3):  # replicas starting together may race on the same rows
         try:
             user = (await session.execute(
-                select(UserRow).where(UserRow.username == BOOTSTRAP_USER))).scalar_one_or_none()
+                select(UserRow).where(func.lower(UserRow.username) == BOOTSTRAP_USER))).scalar_one_or_none()
             if user is None:
                 user = UserRow(username=BOOTSTRAP_USER, role="admin")
                 session.add(user)

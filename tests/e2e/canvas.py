@@ -6,16 +6,31 @@ from typing import Any
 from playwright.sync_api import Page
 
 
+def wait_until(page: Page, expression: str, timeout: float = 30_000) -> Any:
+    """Poll a JavaScript expression (or function source) until it is truthy. Playwright's wait_for_function
+    compiles its predicate with eval inside the page, which the pages' Content-Security-Policy refuses;
+    page.evaluate is not subject to it."""
+    waited = 0.0
+    while True:
+        value = page.evaluate(expression)
+        if value:
+            return value
+        if waited >= timeout:
+            raise AssertionError(f"still false after {timeout / 1000:g} s: {expression}")
+        page.wait_for_timeout(50)
+        waited += 50
+
+
 def open_editor(page: Page, base: str, flow_id: str) -> None:
     page.goto(f"{base}/flows/{flow_id}/edit")
-    page.wait_for_function("window.botflowEditor && window.botflowEditor.ready !== null")
+    wait_until(page, "window.botflowEditor && window.botflowEditor.ready !== null")
 
 
 def settle(page: Page) -> None:
     """Wait until every change reached the server and validation answered for it."""
-    page.wait_for_function("window.botflowEditor.store.whenIdle().then(() => true)")
+    wait_until(page, "window.botflowEditor.store.whenIdle().then(() => true)")
     page.wait_for_timeout(150)
-    page.wait_for_function("window.botflowEditor.store.whenIdle().then(() => true)")
+    wait_until(page, "window.botflowEditor.store.whenIdle().then(() => true)")
 
 
 def node_point(page: Page, state_id: str, dx: float = 0, dy: float = 0) -> dict[str, float]:

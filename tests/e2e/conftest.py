@@ -111,14 +111,21 @@ def browser() -> Iterator[Browser]:
 
 
 class Watch:
-    """Fails the test on a page error or an alert dialog (an injected script would raise one)."""
+    """Fails the test on a page error, an alert dialog (an injected script would raise one) or anything the
+    Content-Security-Policy refused (a script, style or request the page needs would be missing)."""
 
     def __init__(self) -> None:
         self.problems: list[str] = []
 
     def attach(self, page: Page) -> None:
         page.on("pageerror", lambda exc: self.problems.append(f"page error: {exc}"))
+        page.on("console", self._console)
         page.on("dialog", self._dialog)
+
+    def _console(self, message: object) -> None:
+        text = getattr(message, "text", "")
+        if "Content Security Policy" in text:
+            self.problems.append(f"refused by the CSP: {text} at {getattr(message, 'location', '')}")
 
     def _dialog(self, dialog: object) -> None:
         kind = getattr(dialog, "type", "")

@@ -7,7 +7,8 @@ import json
 from playwright.sync_api import Page, expect
 
 from flows.diff import diff, is_empty
-from tests.e2e.canvas import click_state, click_transition, document, drag_transition, issue_codes, settle
+from tests.e2e.canvas import (click_state, click_transition, document, drag_transition, issue_codes, settle,
+                              wait_until)
 from tests.e2e.conftest import MAX_TOKEN, App, shoot
 from tests.e2e.test_pages import registration_text
 
@@ -89,7 +90,7 @@ def sim_send(page: Page, text: str) -> None:
     sim.locator("[data-sim-input]").fill(text)
     sim.locator("[data-sim-input]").press("Enter")
     expect(sim.locator(".sim-bot, .sim-error")).not_to_have_count(count)
-    page.wait_for_function("!document.getElementById('simulator').classList.contains('busy')")
+    wait_until(page, "!document.getElementById('simulator').classList.contains('busy')")
 
 
 def bot_texts(page: Page) -> list[str]:
@@ -108,7 +109,7 @@ def test_build_chat_freeze_publish_and_serve_over_max(page: Page, app: App) -> N
     page.get_by_label("Title", exact=True).fill("Регистрация")
     page.get_by_role("button", name="Create and open").click()
     page.wait_for_url("**/flows/registration/edit")
-    page.wait_for_function("window.botflowEditor && window.botflowEditor.ready !== null")
+    wait_until(page, "window.botflowEditor && window.botflowEditor.ready !== null")
     expect(page.locator("#issues-summary")).to_have_text("1 error, 0 warnings")  # no_start
     shoot(page, "editor-empty")
 
@@ -160,7 +161,7 @@ def test_build_chat_freeze_publish_and_serve_over_max(page: Page, app: App) -> N
     # ---- transitions, dragged from state to state ----
     connect(page, "ask_name", "ask_phone", "name_ok")
     # dead_end of ask_name is gone; the next state is the dead end now.
-    page.wait_for_function("""() => {
+    wait_until(page, """() => {
         const issues = window.botflowEditor.issues.issues.filter(i => i.code === 'dead_end');
         return issues.every(i => !i.states.includes('ask_name')) && issues.some(i => i.states.includes('ask_phone'));
     }""")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.canvas import open_editor
+from tests.e2e.canvas import open_editor, wait_until
 from tests.e2e.conftest import ROOT, App, shoot
 
 EXAMPLE = ROOT / "examples" / "registration.json"
@@ -111,7 +111,7 @@ def test_diff_of_two_versions_drawn_on_the_graph(page: Page, app: App) -> None:
     expect(changes).to_contain_text("changed state ask_phone")
     expect(changes).to_contain_text("say[0].text")
     expect(changes).to_contain_text("Ваш телефон?")
-    page.wait_for_function("window.botflowDiff && window.botflowDiff.nodes().length > 0")
+    wait_until(page, "window.botflowDiff && window.botflowDiff.nodes().length > 0")
     marks = page.evaluate("""() => Object.fromEntries(window.botflowDiff.elements().map(e =>
         [e.id(), ['added', 'removed', 'changed'].find(k => e.hasClass('diff-' + k)) || 'same']))""")
     assert marks["s:thanks"] == "added"

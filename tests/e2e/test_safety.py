@@ -6,7 +6,7 @@ import json
 import httpx
 from playwright.sync_api import Page, expect
 
-from tests.e2e.canvas import click_state, click_transition, node_point, open_editor, settle
+from tests.e2e.canvas import click_state, click_transition, node_point, open_editor, settle, wait_until
 from tests.e2e.conftest import App, login, shoot
 from tests.e2e.test_pages import registration_text
 
@@ -60,7 +60,7 @@ def test_second_save_is_refused_with_a_visible_message(browser, app: App, watch)
 
     # Reloading shows the latest draft and editing works again.
     second.get_by_role("button", name="Reload the latest draft").click()
-    second.wait_for_function("window.botflowEditor && window.botflowEditor.ready !== null")
+    wait_until(second, "window.botflowEditor && window.botflowEditor.ready !== null")
     expect(second.locator("#conflict-banner")).to_be_hidden()
     assert second.evaluate("window.botflowEditor.store.doc.states.length") == 8
     for ctx in (first_ctx, second_ctx, third_ctx):

@@ -34,7 +34,7 @@ CASES: list[Case] = [
     ("publish", "publisher", (200,), lambda r, c: ("POST", "/api/bots/shop/publish", {"json": {"flow": "reg", "version": 1}})),
     ("publications", "viewer", (200,), lambda r, c: ("GET", "/api/bots/shop/publications", {})),
     ("create user", "admin", (201,), lambda r, c: (
-        "POST", "/api/users", {"json": {"username": f"made_by_{r}", "role": "viewer", "password": "pw"}})),
+        "POST", "/api/users", {"json": {"username": f"made_by_{r}", "role": "viewer", "password": "long enough pw"}})),
     ("list users", "admin", (200,), lambda r, c: ("GET", "/api/users", {})),
     ("token for someone else", "admin", (201,), lambda r, c: ("POST", "/api/users/bystander/tokens", {})),
     ("token for oneself", "viewer", (201,), lambda r, c: ("POST", f"/api/users/{c['user_' + r]}/tokens", {})),

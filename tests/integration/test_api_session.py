@@ -36,7 +36,7 @@ async def test_session_cookie_and_csrf_on_the_api(app_client, admin_headers):
 
 
 async def test_wrong_password_gives_no_session(app_client, admin_headers):
-    await create_user(app_client, admin_headers, "editor", "dave", password="right one")
+    await create_user(app_client, admin_headers, "editor", "dave", password="the right one")
     page = await app_client.get("/login")
     token = app_client.cookies.get("csrftoken")
     response = await app_client.post("/login", data={"username": "dave", "password": "wrong", "_csrf_token": token},

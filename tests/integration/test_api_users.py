@@ -27,7 +27,7 @@ async def test_create_user_shows_token_once(app_client, admin_headers):
     assert alice["role"] == "editor" and "token" not in alice and "password" not in str(alice)
     me = await app_client.get("/api/users/me", headers=created["headers"])
     assert me.json() == {"username": "alice", "role": "editor"}
-    again = await app_client.post("/api/users", json={"username": "alice", "role": "viewer", "password": "pw"},
+    again = await app_client.post("/api/users", json={"username": "alice", "role": "viewer", "password": "long enough pw"},
                                   headers=admin_headers)
     assert again.status_code == 409
 

@@ -14,13 +14,13 @@ async def test_first_admin_needs_the_bootstrap_token_then_the_form_is_gone(app_c
     page = await app_client.get("/login")
     assert "Create administrator" in page.text and "Bootstrap token" in page.text
     token = await csrf(app_client)
-    form = {"username": "root", "password": "long enough", "_csrf_token": token}
+    form = {"username": "root", "password": "long enough pw", "_csrf_token": token}
 
     wrong = await app_client.post("/setup", data={**form, "bootstrap_token": "guess"}, follow_redirects=False)
     assert wrong.status_code == 422 and "bootstrap token is not the one" in wrong.text
     short = await app_client.post("/setup", data={**form, "password": "short", "bootstrap_token": bootstrap_token},
                                   follow_redirects=False)
-    assert short.status_code == 422 and "at least 8 characters" in short.text
+    assert short.status_code == 422 and "at least 10 characters" in short.text
 
     done = await app_client.post("/setup", data={**form, "bootstrap_token": bootstrap_token}, follow_redirects=False)
     assert done.status_code == 303 and done.headers["location"] == "/flows"

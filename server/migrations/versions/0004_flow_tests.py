@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_flow_tests"
-down_revision = "0002"
+down_revision = "0003_accounts"
 branch_labels = None
 depends_on = None
 

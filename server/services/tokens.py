@@ -1,0 +1,100 @@
+"""API tokens: issued with an optional expiry, listed without their value, revoked one by one."""
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.auth import expired, hash_token
+from server.db.models import TokenRow, UserRow
+from server.errors import NotFound, Unprocessable
+from server.services import audit
+from server.services.common import iso
+
+MIN_LIFETIME = 60
+MAX_LIFETIME = 10 * 366 * 24 * 3600
+
+
+def new_token() -> str:
+    """A fresh random API token."""
+    return "bf_" + secrets.token_urlsafe(32)
+
+
+def expiry(expires_in: Any = None, expires_at: Any = None, now: datetime | None = None) -> datetime | None:
+    """When a new token stops working, from `expires_in` seconds or an ISO 8601 `expires_at`; None: never."""
+    now = now or datetime.now(timezone.utc)
+    if expires_in is not None and expires_at is not None:
+        raise _bad("expires_in", "Give either expires_in or expires_at, not both.")
+    if expires_in is not None:
+        if isinstance(expires_in, bool) or not isinstance(expires_in, int) \
+                or not MIN_LIFETIME <= expires_in <= MAX_LIFETIME:
+            raise _bad("expires_in", f"expires_in must be a whole number of seconds from {MIN_LIFETIME} "
+                                     f"to {MAX_LIFETIME} (ten years).")
+        return now + timedelta(seconds=expires_in)
+    if expires_at is not None:
+        moment = _moment(expires_at)
+        if moment is None:
+            raise _bad("expires_at", "expires_at must be a date and time such as 2027-01-31T12:00:00Z.")
+        if not now + timedelta(seconds=MIN_LIFETIME) <= moment <= now + timedelta(seconds=MAX_LIFETIME):
+            raise _bad("expires_at", "expires_at must be at least a minute and at most ten years from now.")
+        return moment
+    return None
+
+
+def _moment(value: Any) -> datetime | None:
+    if not isinstance(value, str) or len(value) > 40:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def _bad(path: str, message: str) -> Unprocessable:
+    return Unprocessable(message, details=[{"path": path, "message": message}])
+
+
+def add_token(session: AsyncSession, user: UserRow, label: str, expires_at: datetime | None = None) -> tuple[TokenRow, str]:
+    """A token row for `user` in the caller's transaction, and the token in clear (shown once)."""
+    token = new_token()
+    row = TokenRow(user_id=user.id, token_hash=hash_token(token), label=label[:64], expires_at=expires_at)
+    session.add(row)
+    return row, token
+
+
+async def issue(session: AsyncSession, user: UserRow, actor: str | None, label: str = "issued",
+                expires_at: datetime | None = None) -> dict[str, Any]:
+    """Another API token for an existing user: its description plus the token this once."""
+    row, token = add_token(session, user, label, expires_at)
+    await session.flush()
+    audit.record(session, actor, "user.token", f"user:{user.username}", token_id=row.id,
+                 expires_at=iso(expires_at))
+    await session.commit()
+    return {"username": user.username, "token": token, **describe(row)}
+
+
+def describe(row: TokenRow) -> dict[str, Any]:
+    """What may be shown about a token: never its value."""
+    return {"id": row.id, "label": row.label, "created_at": iso(row.created_at), "expires_at": iso(row.expires_at),
+            "expired": expired(row.expires_at)}
+
+
+async def listed(session: AsyncSession, user: UserRow) -> list[dict[str, Any]]:
+    """The user's tokens, oldest first."""
+    rows = (await session.execute(
+        select(TokenRow).where(TokenRow.user_id == user.id).order_by(TokenRow.id))).scalars().all()
+    return [describe(row) for row in rows]
+
+
+async def revoke(session: AsyncSession, user: UserRow, token_id: int, actor: str | None) -> None:
+    """Delete one token of the user; 404 when they have no token with that id."""
+    row = await session.get(TokenRow, token_id)
+    if row is None or row.user_id != user.id:
+        raise NotFound(f"User '{user.username}' has no token {token_id}; list them to see the ids.")
+    await session.delete(row)
+    audit.record(session, actor, "user.token_revoke", f"user:{user.username}", token_id=token_id)
+    await session.commit()
