@@ -1,7 +1,7 @@
 """Saved dialog tests per flow, and the per-bot rule that a publish needs them to pass.
 
 Revision ID: 0004_flow_tests
-Revises: 0002
+Revises: 0003_accounts
 Create Date: 2026-12-01
 """
 from __future__ import annotations
