@@ -8,6 +8,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from flows.patterns import pattern_problem
+
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -76,18 +78,6 @@ def suggestion(word: Any, choices: Iterable[str]) -> str:
         return ""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f'; did you mean "{close[0]}"?' if close else ""
-
-
-def regex_problem(pattern: str) -> str | None:
-    """Why a Python regular expression does not compile, or None when it does."""
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        where = f" at position {exc.pos}" if exc.pos is not None else ""
-        return f"{exc.msg}{where}"
-    except (OverflowError, RecursionError, ValueError) as exc:
-        return str(exc) or type(exc).__name__
-    return None
 
 
 class Report:
@@ -243,13 +233,13 @@ class Checker:
         return False
 
     def regex(self, value: Any, path: str) -> bool:
-        """A Python regular expression that compiles."""
+        """A pattern in Python `re` syntax without backreferences and lookaround."""
         if not self.string(value, path):
             return False
-        problem = regex_problem(value)
+        problem = pattern_problem(value)
         if problem:
-            self.add(path, f"the regular expression does not compile: {problem}; fix the pattern"
-                           " (Python syntax, e.g. ^\\d{5}$)")
+            self.add(path, f"the regular expression {problem}; fix the pattern"
+                           " (Python syntax without backreferences or lookaround, e.g. ^\\d{5}$)")
             return False
         return True
 

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from flows.checks import regex_problem
+from flows.patterns import pattern_problem
 from flows.model import ATTACHMENT_KINDS
 
 KINDS = frozenset(ATTACHMENT_KINDS)
@@ -86,7 +86,7 @@ def extras_ok(obj: dict[Any, Any], allowed: frozenset[str], add: Add) -> bool:
 
 def regex_ok(value: Any, add: Add) -> bool:
     """A string that compiles as a Python regular expression."""
-    return text_ok(value, add) and regex_problem(value) is None
+    return text_ok(value, add) and pattern_problem(value) is None
 
 
 def texts_ok(value: Any, add: Add, nonempty: bool) -> bool:

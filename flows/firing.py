@@ -1,10 +1,10 @@
 """Per-flow lookups compiled once, rendering of a state's messages, and firing a transition."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from flows.conditions import holds
+from flows.patterns import Pattern, compile_pattern
 from flows.model import COMMANDS, HISTORY_LIMIT, MESSAGE_LIMIT, Button, Flow, State, Transition
 from flows.session import Effect, Reply, Session
 from flows.templates import Compiled, compile_template, render_compiled, split_text
@@ -29,7 +29,7 @@ class StatePlan:
         self.error: Compiled | None = (compile_template(state.input.error)
                                        if state.input is not None and state.input.error else None)
         # (trigger, transition, lowered match set, compiled pattern) for step 3, in document order.
-        self.matchers: list[tuple[str, Transition, frozenset[str], re.Pattern[str] | None]] = []
+        self.matchers: list[tuple[str, Transition, frozenset[str], Pattern | None]] = []
         self.on_input: list[Transition] = []
         self.on_invalid: list[Transition] = []
         self.on_else: list[Transition] = []
@@ -72,7 +72,7 @@ class FlowPlan:
                 continue
             if tr.on in ("text", "button", "attachment", "event"):
                 matches = frozenset(m.strip().lower() for m in tr.match)
-                rx = _pattern(tr.pattern) if tr.on == "text" and tr.pattern else None
+                rx = compile_pattern(tr.pattern) if tr.on == "text" and tr.pattern else None
                 plan.matchers.append((tr.on, tr, matches, rx))
             elif tr.on == "input":
                 plan.on_input.append(tr)
@@ -82,13 +82,6 @@ class FlowPlan:
                 plan.on_else.append(tr)
             elif tr.on == "timeout" and plan.timeout is None and tr.after is not None:
                 plan.timeout = tr
-
-
-def _pattern(pattern: str) -> re.Pattern[str] | None:
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None
 
 
 def _payloads(rows: tuple[tuple[Button, ...], ...]) -> set[str]:

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from functools import lru_cache
 from typing import Any, Callable
 
 from flows.model import Input
+from flows.patterns import search
 from flows.templates import value_text
 
 # ASCII digits only: "٣" is a digit to Python's \d but not a digit of a phone number.
@@ -37,15 +37,6 @@ class Verdict:
 
 def _bad(why: str) -> Verdict:
     return Verdict(False, None, why)
-
-
-@lru_cache(maxsize=1024)
-def compiled_pattern(pattern: str) -> re.Pattern[str] | None:
-    """A compiled user pattern, or None when it does not compile (a load error elsewhere)."""
-    try:
-        return re.compile(pattern)
-    except (re.error, TypeError):
-        return None
 
 
 def _text(inp: Input, text: str) -> Verdict:
@@ -122,8 +113,7 @@ def _choice(inp: Input, text: str) -> Verdict:
 
 
 def _regex(inp: Input, text: str) -> Verdict:
-    rx = compiled_pattern(inp.pattern or "")
-    if rx is None or rx.search(text) is None:
+    if not search(inp.pattern or "", text):
         return _bad("does not match the pattern")
     return Verdict(True, text, "matches the pattern")
 
