@@ -9,7 +9,7 @@ from flows.model import COMMANDS, HISTORY_LIMIT, MESSAGE_LIMIT, Button, Flow, St
 from flows.session import Effect, Reply, Session
 from flows.templates import Compiled, compile_template, render_compiled, split_text
 
-# (compiled text, rows of (compiled button text, "payload"|"url", value))
+# (compiled text, rows of (compiled button text, "payload"|"url"|"request", value))
 CompiledMessage = tuple[Compiled, tuple[tuple[tuple[Compiled, str, str], ...], ...]]
 
 
@@ -88,10 +88,18 @@ def _payloads(rows: tuple[tuple[Button, ...], ...]) -> set[str]:
     return {b.payload for row in rows for b in row if b.payload is not None}
 
 
+def _target(button: Button) -> tuple[str, str]:
+    """What a press does, as the reply's button field and its value."""
+    if button.payload is not None:
+        return "payload", button.payload
+    if button.request is not None:
+        return "request", button.request
+    return "url", button.url or ""
+
+
 def _compile_message(text: str, rows: tuple[tuple[Button, ...], ...]) -> CompiledMessage:
     compiled_rows = tuple(
-        tuple((compile_template(b.text), "payload" if b.payload is not None else "url",
-               b.payload if b.payload is not None else (b.url or "")) for b in row)
+        tuple((compile_template(b.text), *_target(b)) for b in row)
         for row in rows)
     return compile_template(text), compiled_rows
 

@@ -10,9 +10,9 @@ import yaml
 from flows.build import DEFAULT_COMMANDS, build, normalise
 from flows.checks import item, join
 from flows.errors import DocumentSyntaxError, FlowFormatError
-from flows.fastcheck import well_formed
+from flows.fastcheck import fine_elements, well_formed
 from flows.model import Flow
-from flows.schema import check_document
+from flows.schema import format_problems
 
 __all__ = ["DEFAULT_COMMANDS", "build", "load", "load_text", "normalise", "parse_text"]
 
@@ -134,7 +134,7 @@ def load(raw: Any) -> Flow:
     # The quick check settles the usual, valid document; only a doubtful one pays for the detailed
     # checker, which names every problem.
     if not well_formed(raw):
-        details = check_document(raw)
+        details = format_problems(raw, fine_elements(raw))
         if details:
             raise FlowFormatError(_summary(len(details)), details)
     return build(normalise(raw))

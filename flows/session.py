@@ -92,7 +92,8 @@ class Update:
 
 @dataclass(slots=True)
 class Reply:
-    """One outgoing message; buttons are MAX-neutral dicts {"text", "payload"} or {"text", "url"}."""
+    """One outgoing message; buttons are MAX-neutral dicts {"text", "payload"}, {"text", "url"} or
+    {"text", "request": "contact" | "location"}."""
 
     text: str
     buttons: list[list[dict[str, str]]] = field(default_factory=list)

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
 from typing import Any, Mapping
 
+from flows.format import PLACEHOLDER
 from flows.model import MESSAGE_LIMIT
 
-_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 # A compiled template is the text itself when it has no placeholder, else a tuple alternating
 # literal text and keys: (literal, key, literal, key, ..., literal).
@@ -23,7 +22,7 @@ def compile_template(text: str) -> Compiled:
     parts: list[str] = []
     literal: list[str] = []
     pos = 0
-    for m in _TOKEN.finditer(text):
+    for m in PLACEHOLDER.finditer(text):
         literal.append(text[pos:m.start()])
         key = m.group(1)
         if key is None:

@@ -1,22 +1,14 @@
 """The state form: messages with button rows, input type and its options, final flag, notes."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from flows.format import INPUT_OPTIONS, STATE_ID
 from flows.model import ATTACHMENT_KINDS, INPUT_TYPES
 from web.forms import Edit, Fields, clean, deep, finish, parse_action
 
-STATE_ID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 # Options that belong to one input type; sending another type's option is a format error.
-TYPE_OPTIONS: dict[str, tuple[str, ...]] = {
-    "text": ("min_length", "max_length"),
-    "number": ("min", "max"),
-    "integer": ("min", "max"),
-    "choice": ("choices",),
-    "regex": ("pattern",),
-    "attachment": ("kinds",),
-}
+TYPE_OPTIONS = INPUT_OPTIONS
 INPUT_KINDS = ATTACHMENT_KINDS
 
 
