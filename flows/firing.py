@@ -4,10 +4,11 @@ from __future__ import annotations
 from typing import Any
 
 from flows.conditions import holds
+from flows.limits import MAX_DATA_BYTES, RENDER_LIMIT
+from flows.model import BUTTON_TEXT_LIMIT, COMMANDS, HISTORY_LIMIT, MESSAGE_LIMIT, Button, Flow, State, Transition
 from flows.patterns import Pattern, compile_pattern
-from flows.model import COMMANDS, HISTORY_LIMIT, MESSAGE_LIMIT, Button, Flow, State, Transition
 from flows.session import Effect, Reply, Session
-from flows.templates import Compiled, compile_template, render_compiled, split_text
+from flows.templates import Compiled, compile_template, render_capped, split_text
 
 # (compiled text, rows of (compiled button text, "payload"|"url"|"request", value))
 CompiledMessage = tuple[Compiled, tuple[tuple[tuple[Compiled, str, str], ...], ...]]
@@ -131,8 +132,8 @@ def _build(flow: Flow) -> FlowPlan:
 def add_message(out: list[Reply], message: CompiledMessage, data: dict[str, Any]) -> None:
     """Render one message (text and button texts) and append it, split when it is too long."""
     compiled, rows = message
-    text = render_compiled(compiled, data)
-    buttons = [[{"text": render_compiled(bt, data), key: value} for bt, key, value in row]
+    text = render_capped(compiled, data, RENDER_LIMIT)
+    buttons = [[{"text": render_capped(bt, data, BUTTON_TEXT_LIMIT), key: value} for bt, key, value in row]
                for row in rows] if rows else []
     if len(text) <= MESSAGE_LIMIT:
         out.append(Reply(text, buttons))
@@ -145,7 +146,7 @@ def add_message(out: list[Reply], message: CompiledMessage, data: dict[str, Any]
 
 def add_text(out: list[Reply], compiled: Compiled, data: dict[str, Any]) -> None:
     """Render a keyboard-less text (error, fallback, command reply) and append it."""
-    text = render_compiled(compiled, data)
+    text = render_capped(compiled, data, RENDER_LIMIT)
     if len(text) <= MESSAGE_LIMIT:
         out.append(Reply(text, []))
     else:
@@ -193,7 +194,8 @@ def fire(fp: FlowPlan, s: Session, tr: Transition, now: float, replies: list[Rep
     """Fire `tr` on the private session `s`; None when the target is final (the dialog ended)."""
     if tr.set:
         before = s.data
-        rendered = [(key, render_compiled(compile_template(value), before) if isinstance(value, str)
+        # A value longer than the data may hold is cut just past the bound: the update is refused anyway.
+        rendered = [(key, render_capped(compile_template(value), before, MAX_DATA_BYTES) if isinstance(value, str)
                      else value) for key, value in tr.set]
         for key, value in rendered:
             before[key] = value

@@ -69,6 +69,23 @@ def render_compiled(compiled: Compiled, data: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+def render_capped(compiled: Compiled, data: Mapping[str, Any], limit: int) -> str:
+    """Fill a compiled template, stopping once the text is longer than `limit` (the rest would be dropped)."""
+    if compiled.__class__ is str:
+        return compiled  # type: ignore[return-value]
+    out = [compiled[0]]
+    size = len(compiled[0])
+    get = data.get
+    for i in range(1, len(compiled), 2):
+        value = value_text(get(compiled[i]))
+        out.append(value)
+        out.append(compiled[i + 1])
+        size += len(value) + len(compiled[i + 1])
+        if size > limit:
+            return "".join(out)[:limit + 1]
+    return "".join(out)
+
+
 def render(text: str, data: Mapping[str, Any]) -> str:
     """Render a template against data; missing keys and null render as ""."""
     return render_compiled(compile_template(text), data)
