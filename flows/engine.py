@@ -26,8 +26,9 @@ def step(flow: Flow, session: Session | None, update: Update, now: float, *,
     invalid input, and at most MAX_REPLIES messages are sent (the rest counted in `dropped`).
     """
     result = _step(flow, session, update, now, latest)
-    after = result.session if result.session is not None else result.completed
-    if after is not None and (session is None or after.data is not session.data) and not data_fits(after.data):
+    after = result.session or result.completed
+    # Unchanged data (compared in C, values mostly shared) cannot have grown past the bound.
+    if after is not None and (session is None or after.data != session.data) and not data_fits(after.data):
         if session is None or data_bytes(after.data) > data_bytes(session.data):
             result = _too_much_data(flow, session, update, now)
     replies = result.replies

@@ -28,15 +28,16 @@ def data_bytes(data: dict[str, Any]) -> int:
 
 def data_fits(data: dict[str, Any]) -> bool:
     """Whether the data is at most MAX_DATA_BYTES as JSON; flat small data is settled without encoding."""
-    total = 2
-    for key, value in data.items():
-        kind = type(value)
-        if kind is str:
-            total += _WORST_BYTES_PER_CHAR * (len(key) + len(value)) + _OVERHEAD
-        elif kind is int or kind is float or kind is bool or value is None:
-            total += _WORST_BYTES_PER_CHAR * len(key) + _OVERHEAD
-        else:
-            return data_bytes(data) <= MAX_DATA_BYTES
-        if total > MAX_DATA_BYTES:
-            return data_bytes(data) <= MAX_DATA_BYTES
-    return True
+    try:  # texts only (the usual case): their lengths bound the size
+        chars = sum(map(len, data.values())) + sum(map(len, data))
+    except TypeError:  # a number, boolean or null among them
+        chars = sum(map(len, data))
+        for value in data.values():
+            kind = value.__class__
+            if kind is str:
+                chars += len(value)
+            elif kind is not int and kind is not float and kind is not bool and value is not None:
+                return data_bytes(data) <= MAX_DATA_BYTES  # attachments, lists: encode them
+    if _WORST_BYTES_PER_CHAR * chars + _OVERHEAD * len(data) <= MAX_DATA_BYTES:
+        return True
+    return data_bytes(data) <= MAX_DATA_BYTES

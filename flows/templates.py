@@ -69,10 +69,15 @@ def render_compiled(compiled: Compiled, data: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+# Templates with at most this many parts (3 placeholders) are rendered whole.
+_FEW = 7
+
+
 def render_capped(compiled: Compiled, data: Mapping[str, Any], limit: int) -> str:
     """Fill a compiled template, stopping once the text is longer than `limit` (the rest would be dropped)."""
-    if compiled.__class__ is str:
-        return compiled  # type: ignore[return-value]
+    if compiled.__class__ is str or len(compiled) <= _FEW:
+        # A few placeholders render a bounded text: the data they read is bounded.
+        return render_compiled(compiled, data)
     out = [compiled[0]]
     size = len(compiled[0])
     get = data.get
