@@ -15,13 +15,27 @@ from flows.model import INPUT_TYPES, OPS, TRIGGERS
 from flows.schema import format_problems
 
 # Replacement values: right and wrong types, words the format knows, data JSON cannot hold.
-ODD = st.sampled_from([math.nan, math.inf, "\ud800", ("a",), b"x", {1: "a"}, {"x-a": math.nan}, 1.5, -1, 0])
+
+
+def _deep(levels: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+ODD = st.one_of(
+    st.sampled_from([math.nan, math.inf, "\ud800", ("a",), b"x", {1: "a"}, {"x-a": math.nan}, 1.5, -1, 0,
+                     2 ** 53, 2 ** 53 + 1, -(10 ** 400), 1e300, 31_536_000, 31_536_001]),
+    st.builds(_deep, st.integers(55, 70)))
 WORDS = st.sampled_from(["text", "button", "timeout", "event", "eq", "in", "set", "matches", "webhook", "clear",
                          "choice", "regex", "attachment", "image", "ask_name", "done", "botflow/v1", "x-a", "([",
-                         "https://x.example", "", " ", "Ж", "/help", "any", "command"])
+                         "https://x.example", "", " ", "Ж", "/help", "any", "command", "javascript:alert(1)",
+                         "max://chat/1", "http://127.1/", "http://[::1]/", "contact", "location", "(a)\\1", "(?=a)"])
 KEYS = st.sampled_from(["id", "on", "type", "from", "to", "op", "value", "match", "pattern", "payload", "kinds",
                         "name", "after", "text", "buttons", "url", "var", "x-k", "min", "choices", "reply",
-                        "save_as", "max_attempts", "min_length", "final", "if", "set", "actions", "\ud800"])
+                        "save_as", "max_attempts", "min_length", "final", "if", "set", "actions", "request",
+                        "\ud800"])
 # Another valid choice for a field that decides which options belong.
 ENUMS = {"on": TRIGGERS, "type": INPUT_TYPES + ("webhook", "clear"), "op": OPS}
 VALUES = st.recursive(
