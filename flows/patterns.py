@@ -101,8 +101,37 @@ class _Writer:
     def classes(self) -> dict[str, str]:
         return _ASCII if self.ascii else _UNICODE
 
-    def sequence(self, items: Any) -> str:
-        return "".join(self.node(op, av) for op, av in items)
+    def sequence(self, items: Any, start: bool = False, end: bool = False) -> str:
+        """`items` written out; `start`/`end`: nothing in the pattern comes before/after them."""
+        items = list(items)
+        last = len(items) - 1
+        out = []
+        for i, (op, av) in enumerate(items):
+            first, final = start and i == 0, end and i == last
+            if str(op) == "AT" and str(av) == "AT_BOUNDARY" and not self.ascii:
+                # RE2's \b is ASCII-only. At the very start before a word character, a Unicode boundary
+                # is "no word character before", and at the very end after one "none after": a search
+                # may consume that neighbour, since nothing else in the pattern looks at it.
+                if first and i < last and _starts_word([items[i + 1]]):
+                    out.append(f"(?:\\A|[^{_WORD}])")
+                    continue
+                if final and i > 0 and _ends_word([items[i - 1]]):
+                    out.append(f"(?:\\z|[^{_WORD}])")
+                    continue
+                # Between a start anchor and a word character, or a word character and an end anchor,
+                # there is always a boundary.
+                if 0 < i < last and _anchor(items[i - 1], _STARTS) and _starts_word([items[i + 1]]):
+                    continue
+                if 0 < i < last and _anchor(items[i + 1], _ENDS) and _ends_word([items[i - 1]]):
+                    continue
+            name = str(op)
+            if name == "BRANCH" and (first or final):
+                out.append("(?:" + "|".join(self.sequence(branch, first, final) for branch in av[1]) + ")")
+            elif name == "SUBPATTERN" and (first or final) and not (av[1] or av[2]):
+                out.append(f"(?:{self.sequence(av[3], first, final)})")
+            else:
+                out.append(self.node(op, av))
+        return "".join(out)
 
     def node(self, op: Any, av: Any) -> str:
         name = str(op)
@@ -188,6 +217,70 @@ class _Writer:
         return _not_space_ranges() if kind == "SPACE" else _not_word_ranges()
 
 
+_STARTS = ("AT_BEGINNING", "AT_BEGINNING_STRING")
+_ENDS = ("AT_END", "AT_END_STRING")
+
+
+def _anchor(entry: Any, kinds: tuple[str, ...]) -> bool:
+    return str(entry[0]) == "AT" and str(entry[1]) in kinds
+
+
+def _word_char(code: int) -> bool:
+    return chr(code).isalnum() or code == 0x5F
+
+
+def _word_set(items: Any) -> bool:
+    """Whether a bracket (IN) item list surely matches a word character only."""
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL" and _word_char(av):
+            continue
+        if name == "CATEGORY" and str(av) in ("CATEGORY_WORD", "CATEGORY_DIGIT"):
+            continue
+        if name == "RANGE" and av[1] - av[0] < 4096 and all(_word_char(c) for c in range(av[0], av[1] + 1)):
+            continue
+        return False
+    return bool(items)
+
+
+def _starts_word(items: Any) -> bool:
+    """Whether whatever `items` match surely begins with a word character."""
+    if not items:
+        return False
+    op, av = items[0]
+    name = str(op)
+    if name == "LITERAL":
+        return _word_char(av)
+    if name == "IN":
+        return _word_set(av)
+    if name in ("MAX_REPEAT", "MIN_REPEAT"):
+        return av[0] >= 1 and _starts_word(list(av[2]))
+    if name == "SUBPATTERN":
+        return _starts_word(list(av[3]))
+    if name == "BRANCH":
+        return all(_starts_word(list(branch)) for branch in av[1])
+    return False
+
+
+def _ends_word(items: Any) -> bool:
+    """Whether whatever `items` match surely ends with a word character."""
+    if not items:
+        return False
+    op, av = items[-1]
+    name = str(op)
+    if name == "LITERAL":
+        return _word_char(av)
+    if name == "IN":
+        return _word_set(av)
+    if name in ("MAX_REPEAT", "MIN_REPEAT"):
+        return av[0] >= 1 and _ends_word(list(av[2]))
+    if name == "SUBPATTERN":
+        return _ends_word(list(av[3]))
+    if name == "BRANCH":
+        return all(_ends_word(list(branch)) for branch in av[1])
+    return False
+
+
 def _flag_letters(flags: int) -> str:
     return "".join(letter for flag, letter in ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
                    if flags & flag)
@@ -206,7 +299,7 @@ def translate(pattern: str) -> str:
     if flags & re.LOCALE:
         raise PatternError("uses the LOCALE flag, which does not apply to text patterns")
     try:
-        body = _Writer(flags).sequence(parsed)
+        body = _Writer(flags).sequence(parsed, start=True, end=True)
     except RecursionError:
         raise PatternError("is nested too deeply") from None
     prefix = _flag_letters(flags)

@@ -14,9 +14,11 @@ from flows.patterns import compile_pattern, pattern_problem, search
 
 AGREE = [r"^\d{5}$", r"\w+", r"^[\w.-]+@\w+$", r"(?i)привет", r"[^\W\d]", r"[\W_]", r"\s", r"[\S]x", r"\D+",
          r"(?i:abc)d", r"a.b", r"(?s)a.b", r"a{2,}?", r"(?P<x>a)|b", r"[a-zа-яё]+", r"^$", r"x\Z", r"(?a)^\w+$",
-         r"[\d\s]", r"\N{DIGIT ONE}", r"(?x) a b  # spaced", r"^(?:да|нет)$", r"[^abc]", r"\\", r"\.", r"\u0436"]
+         r"[\d\s]", r"\N{DIGIT ONE}", r"(?x) a b  # spaced", r"^(?:да|нет)$", r"[^abc]", r"\\", r"\.", r"\u0436",
+         r"\bда\b", r"\bда\b|\bнет\b", r"(?i)\b[а-яё]+\b", r"\b\d+\b", r"^\bда\b$", r"(\bда|нет\b)", r"a\bb"]
 TEXTS = ["12345", "привет мир", "a.b@c", "ПРИВЕТ", "aaaa!", "x_1", "٣", "a\nb", "да", "ABCd", "abcd", "ё",
-         "\u3000", "", "aaa", "Ж1", "1", "ab", "x", "\\", "ж"]
+         "\u3000", "", "aaa", "Ж1", "1", "ab", "x", "\\", "ж", "скажи да!", "дает", "прида", "нет да", "12 кг",
+         "a b"]
 
 
 @pytest.mark.parametrize("pattern", AGREE)
