@@ -16,8 +16,15 @@ def join(path: str, key: Any) -> str:
     """The path of `key` inside the object at `path`: `a.b`, or `a["odd key"]`."""
     if isinstance(key, str) and _PLAIN_KEY.fullmatch(key):
         return f"{path}.{key}" if path else key
-    text = json.dumps(key, ensure_ascii=False) if isinstance(key, str) else repr(key)
+    text = json.dumps(key, ensure_ascii=False) if isinstance(key, str) else shown_key(key)
     return f"{path}[{text}]"
+
+
+def shown_key(key: Any) -> str:
+    """A key that is not a string, as a path or a message shows it."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return show_number(key)
+    return repr(key)
 
 
 def item(path: str, index: int) -> str:
@@ -140,7 +147,7 @@ def json_data_problems(document: Any, report: Report) -> None:
         elif isinstance(value, dict):
             for key, sub in value.items():
                 if not isinstance(key, str):
-                    report.add(join(path, key), f"keys must be strings; quote {key!r} in the document")
+                    report.add(join(path, key), f"keys must be strings; quote {shown_key(key)} in the document")
                 elif not _encodable(key):
                     report.add(join(path, key), _SURROGATE)
                 else:

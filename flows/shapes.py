@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from flows.checks import Report, is_int, is_number, item, join, kind, quoted, show_number, suggestion, too_large
+from flows.checks import Report, is_int, is_number, item, join, kind, quoted, show_number, shown_key, suggestion, too_large
 from flows.limits import MAX_DEPTH, MAX_NUMBER
 from flows.patterns import pattern_problem
 
@@ -349,7 +349,7 @@ class Obj(Node):
                 continue
             hint = self.foreign(key) if self.foreign and isinstance(key, str) else ""
             hint = hint or suggestion(key, self.fields)
-            shown = json.dumps(key, ensure_ascii=False) if isinstance(key, str) else repr(key)
+            shown = json.dumps(key, ensure_ascii=False) if isinstance(key, str) else shown_key(key)
             report.add(where, f"unknown field {shown} in {self.what}{hint}. Allowed here: {quoted(self.fields)};"
                               ' remove it, or prefix it with "x-" to keep your own data')
         for key, sentence in self.required.items():

@@ -258,3 +258,11 @@ def test_thousands_of_the_same_issue_are_listed_up_to_a_bound_then_summed_up() -
     small = bounded(issues, per_code=2, names=1)
     assert [i.code for i in small].count("unreachable_state") == 3
     assert all(len(i.states) <= 1 for i in small)
+
+
+def test_a_huge_number_as_a_key_is_described_not_printed() -> None:
+    doc = base()
+    doc[10 ** 5000] = "x"
+    doc["states"][0][10 ** 5000] = 1
+    found = problems(doc)
+    assert [d["path"] for d in found] == ["[a 5001-digit number]", "states[0][a 5001-digit number]"]
