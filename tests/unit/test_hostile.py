@@ -266,3 +266,11 @@ def test_a_huge_number_as_a_key_is_described_not_printed() -> None:
     doc["states"][0][10 ** 5000] = 1
     found = problems(doc)
     assert [d["path"] for d in found] == ["[a 5001-digit number]", "states[0][a 5001-digit number]"]
+
+
+def test_request_buttons_become_the_max_request_buttons() -> None:
+    from server.runtime.max_format import keyboard
+
+    rows = [[{"text": "Телефон", "request": "contact"}, {"text": "Где я", "request": "location"}]]
+    assert keyboard(rows) == {"type": "inline_keyboard", "payload": {"buttons": [
+        [{"type": "request_contact", "text": "Телефон"}, {"type": "request_geo_location", "text": "Где я"}]]}}
