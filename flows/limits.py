@@ -12,6 +12,8 @@ MAX_SECONDS = 31_536_000
 MAX_DEPTH = 64
 # A dialog's data as UTF-8 JSON.
 MAX_DATA_BYTES = 64 * 1024
+# Problems one load error lists; the rest are counted in one more detail.
+MAX_DETAILS = 1000
 # Messages one update may send; what would follow is dropped and counted.
 MAX_REPLIES = 10
 # Characters worth rendering for one text: more than MAX_REPLIES parts of a message could hold.

@@ -13,7 +13,7 @@ from flows.checks import item, join
 from flows.egress import webhook_problems
 from flows.errors import DocumentSyntaxError, FlowFormatError
 from flows.fastcheck import fine_elements, well_formed
-from flows.limits import MAX_DEPTH, MAX_NUMBER
+from flows.limits import MAX_DEPTH, MAX_DETAILS, MAX_NUMBER
 from flows.model import Flow
 from flows.schema import format_problems
 
@@ -154,8 +154,17 @@ def load(raw: Any, *, allow: Iterable[str] | None = ()) -> Flow:
         taken = {detail["path"] for detail in details}
         details += [detail for detail in webhook_problems(raw, allow) if detail["path"] not in taken]
     if details:
-        raise FlowFormatError(_summary(len(details)), details)
+        raise FlowFormatError(_summary(len(details)), _listed(details))
     return build(normalise(raw))
+
+
+def _listed(details: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The first MAX_DETAILS details, then one saying how many more there are (the answer stays small)."""
+    if len(details) <= MAX_DETAILS:
+        return details
+    more = len(details) - MAX_DETAILS
+    return details[:MAX_DETAILS] + [{"path": "", "message": f"{more:,} more problems are not listed; fix the ones"
+                                                            " above and load the document again to see the rest"}]
 
 
 def load_text(text: str | bytes, fmt: str | None = None, *, allow: Iterable[str] | None = ()) -> Flow:

@@ -274,3 +274,14 @@ def test_request_buttons_become_the_max_request_buttons() -> None:
     rows = [[{"text": "Телефон", "request": "contact"}, {"text": "Где я", "request": "location"}]]
     assert keyboard(rows) == {"type": "inline_keyboard", "payload": {"buttons": [
         [{"type": "request_contact", "text": "Телефон"}, {"type": "request_geo_location", "text": "Где я"}]]}}
+
+
+def test_a_huge_broken_draft_lists_a_bounded_number_of_load_problems() -> None:
+    doc = base()
+    doc["states"] = [{"id": f"s{i}", "input": {"type": "phon"}} for i in range(3000)]
+    with pytest.raises(FlowFormatError) as caught:
+        load(doc)
+    details = caught.value.details
+    assert len(details) == 1001 and details[0]["path"] == "states[0].input.type"
+    assert "2,000 more problems" in details[-1]["message"]
+    assert "3000 problems" in caught.value.message
