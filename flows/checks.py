@@ -12,6 +12,7 @@ from flows.limits import MAX_DEPTH, MAX_NUMBER
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
+
 def join(path: str, key: Any) -> str:
     """The path of `key` inside the object at `path`: `a.b`, or `a["odd key"]`."""
     if isinstance(key, str) and _PLAIN_KEY.fullmatch(key):

@@ -134,9 +134,10 @@ def webhook_problems(doc: Any, allow: Iterable[str] = ()) -> list[dict[str, str]
         if not isinstance(actions, list):
             continue
         for a, action in enumerate(actions):
-            if not isinstance(action, dict) or action.get("type") != "webhook" or not isinstance(action.get("url"), str):
+            url = action.get("url") if isinstance(action, dict) and action.get("type") == "webhook" else None
+            if not isinstance(url, str):
                 continue
-            why = refused_url(action["url"], allow)
+            why = refused_url(url, allow)
             if why:
                 details.append({
                     "path": join(item(join(item("transitions", t), "actions"), a), "url"),

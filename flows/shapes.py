@@ -14,7 +14,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from flows.checks import Report, is_int, is_number, item, join, kind, quoted, show_number, shown_key, suggestion, too_large
+from flows.checks import (
+    Report, is_int, is_number, item, join, kind, quoted, show_number, shown_key, suggestion, too_large,
+)
 from flows.limits import MAX_DEPTH, MAX_NUMBER
 from flows.patterns import pattern_problem
 

@@ -25,8 +25,8 @@ from flows.validate.structure import check_duplicate_id, check_no_start, check_u
 from flows.validate.texts import check_message_too_long
 from flows.validate.transitions import check_ambiguous_transition, check_unreachable_transition
 
-__all__ = ["CHECKS", "ERROR", "SEVERITIES", "WARNING", "Issue", "available_keys", "bounded", "build_graph", "has_errors",
-           "validate", "validation_result"]
+__all__ = ["CHECKS", "ERROR", "SEVERITIES", "WARNING", "Issue", "available_keys", "bounded", "build_graph",
+           "has_errors", "validate", "validation_result"]
 
 Check = Callable[[Flow, nx.MultiDiGraph], list[Issue]]
 # A validation answer lists this many issues of one code, then says how many more there are; one
