@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flows.conditions import check
 from flows.inputs import check as check_input
@@ -68,3 +70,34 @@ def test_the_classic_catastrophic_pattern_answers_at_once_on_a_long_message() ->
     assert not check_input(Input(type="regex", pattern=r"^(a+)+$"), text).ok
     assert not check(Condition("v", "matches", r"^(a|aa)+$"), {"v": text})
     assert check_input(Input(type="regex", pattern=r"^(a+)+$"), "a" * 4000).ok
+
+
+ATOMS = st.sampled_from(["a", "b", "я", "Ж", "1", "٣", " ", ".", r"\d", r"\w", r"\s", r"\D", r"\W", r"\S", "[ab]",
+                         "[^a]", "[а-я]", r"[\w-]", r"[^\W\d]", r"[\s\d]", r"\.", "_", "-", r"\u00a0"])
+SUFFIXES = st.sampled_from(["", "", "*", "+", "?", "{2}", "{1,3}", "*?", "+?"])
+
+
+@st.composite
+def small_patterns(draw: st.DrawFn, depth: int = 0) -> str:
+    """Short patterns over atoms, groups, alternation, repeats and anchors."""
+    parts = []
+    for _ in range(draw(st.integers(1, 4))):
+        if depth < 2 and draw(st.integers(0, 5)) == 0:
+            inner = draw(small_patterns(depth + 1))
+            other = draw(small_patterns(depth + 1))
+            atom = draw(st.sampled_from([f"({inner})", f"(?:{inner}|{other})", f"(?i:{inner})"]))
+        else:
+            atom = draw(ATOMS)
+        parts.append(atom + draw(SUFFIXES))
+    body = "".join(parts)
+    if depth == 0:
+        body = draw(st.sampled_from(["", "^", "(?i)", "(?s)"])) + body + draw(st.sampled_from(["", "$", r"\Z"]))
+    return body
+
+
+@settings(max_examples=400, deadline=None)
+@given(small_patterns(), st.lists(st.text(alphabet="abяЖжA1٣ _-.\u00a0\n", max_size=8), min_size=1, max_size=4))
+def test_any_small_pattern_matches_what_python_matches(pattern: str, samples: list[str]) -> None:
+    assert pattern_problem(pattern) is None, pattern
+    for text in samples:
+        assert search(pattern, text) == (re.search(pattern, text.strip()) is not None), (pattern, text)
