@@ -99,10 +99,9 @@ def suggestion(word: Any, choices: Iterable[str]) -> str:
 
 
 class Report:
-    """Collects one detail per problem; a path is reported at most once (the first problem wins).
+    """Collects one detail per problem; a path is reported at most once (the first problem wins)."""
 
-    `fine` holds the ids of list elements already known to hold no problem (they are not walked).
-    """
+    # `fine` holds the ids of list elements already known to hold no problem (they are not walked).
 
     def __init__(self, fine: set[int] | frozenset[int] = frozenset()) -> None:
         self.details: list[dict[str, str]] = []
@@ -132,11 +131,8 @@ def _encodable(text: str) -> bool:
 
 
 def json_data_problems(document: Any, report: Report) -> None:
-    """Report keys that are not strings, values JSON cannot hold (dates, NaN, binary, sets), numbers
-    past 2^53 and containers nested deeper than MAX_DEPTH levels.
-
-    List elements whose id is in `report.fine` are known to hold nothing to report and are skipped.
-    """
+    """Report non-string keys, values JSON cannot hold, numbers past 2^53 and nesting past MAX_DEPTH."""
+    # List elements whose id is in `report.fine` are known to hold nothing to report and are skipped.
     fine = report.fine
     stack: list[tuple[Any, str, int]] = [(document, "", 1)]
     while stack:

@@ -22,9 +22,9 @@ def step(flow: Flow, session: Session | None, update: Update, now: float, *,
 
     Never changes `session`; the returned session is a new object unless nothing changed
     (outcome "ignored"). `latest` is the flow the bot serves now, used when a dialog (re)opens.
-    The result keeps the limits: data that would grow past MAX_DATA_BYTES refuses the update as
-    invalid input, and at most MAX_REPLIES messages are sent (the rest counted in `dropped`).
     """
+    # The result keeps the limits: data that would grow past MAX_DATA_BYTES refuses the update as
+    # invalid input, and at most MAX_REPLIES messages are sent (the rest counted in `dropped`).
     result = _step(flow, session, update, now, latest)
     after = result.session or result.completed
     # Unchanged data (compared in C, values mostly shared) cannot have grown past the bound.

@@ -141,11 +141,9 @@ def _summary(count: int) -> str:
 
 
 def load(raw: Any, *, allow: Iterable[str] | None = ()) -> Flow:
-    """Check a parsed document against the format and build the Flow; FlowFormatError lists every problem.
-
-    `allow` lists the hosts and networks webhook actions may reach although they are local or private
-    (the deployment's BOTFLOW_ACTION_ALLOW); None skips that check (a version frozen earlier).
-    """
+    """Check a parsed document against the format and build the Flow; FlowFormatError lists every problem."""
+    # `allow` lists the hosts and networks webhook actions may reach although they are local or private
+    # (the deployment's BOTFLOW_ACTION_ALLOW); None skips that check (a version frozen earlier).
     _require_object(raw)
     # The quick check settles the usual, valid document; only a doubtful one pays for the detailed
     # checker, which names every problem.

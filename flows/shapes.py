@@ -165,8 +165,9 @@ class Word(Node):
 
 
 class Shaped(Node):
-    """A string whose whole text matches `regex`; `problem` phrases the refusal of a string, `other`
-    (when given) that of a value of another type."""
+    """A string whose whole text matches `regex`."""
+
+    # `problem` phrases the refusal of a string; `other`, when given, that of a value of another type.
 
     def __init__(self, regex: re.Pattern[str], problem: Callable[[str], str],
                  other: Callable[[Any], str] | None = None) -> None:
@@ -232,12 +233,11 @@ class Free(Node):
 
 
 class ListOf(Node):
-    """A list whose every element is `entry`.
+    """A list whose every element is `entry`."""
 
-    `what` names the elements ("states"); `empty` is the problem of an empty list (None: allowed);
-    `message` replaces the sentence for a value that is not a list (`{kind}` is filled in); with
-    `settled`, elements the caller marked as fine are not checked again.
-    """
+    # `what` names the elements ("states"); `empty` is the problem of an empty list (None: allowed);
+    # `message` replaces the sentence for a value that is not a list (`{kind}` is filled in); with
+    # `settled`, elements the report marks as fine are not checked again.
 
     def __init__(self, entry: Node, what: str, *, empty: str | None = None, message: str | None = None,
                  settled: bool = False) -> None:
@@ -290,12 +290,11 @@ def extension(key: Any) -> bool:
 
 
 class Obj(Node):
-    """An object with known fields (`None`: allowed, not checked), required fields and cross-field rules.
+    """An object with known fields (`None`: allowed, not checked), required fields and cross-field rules."""
 
-    `required` maps each required field to its own sentence, or None for "<what> needs the field".
-    `foreign` explains an unknown field that belongs elsewhere. `message` replaces the sentence for a
-    value that is not an object (`{kind}` is filled in).
-    """
+    # `required` maps each required field to its own sentence, or None for "<what> needs the field".
+    # `foreign` explains an unknown field that belongs elsewhere. `message` replaces the sentence for a
+    # value that is not an object (`{kind}` is filled in).
 
     def __init__(self, what: str, fields: Mapping[str, Node | None], *,
                  required: Mapping[str, str | None] | Iterable[str] = (), rules: Iterable[Rule] = (),
@@ -366,8 +365,9 @@ class Obj(Node):
 
 
 class Switch(Node):
-    """An object whose field `key` picks its shape (`variants`); `base` checks it when the key is
-    missing or unknown, so its other fields are still looked at."""
+    """An object whose field `key` picks its shape among `variants`."""
+
+    # `base` checks the object when the key is missing or unknown, so its other fields are still looked at.
 
     def __init__(self, key: str, variants: Mapping[str, Obj], base: Obj, what: str, missing: str) -> None:
         self.key, self.variants, self.base, self.what, self.missing = key, dict(variants), base, what, missing

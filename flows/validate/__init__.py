@@ -89,8 +89,7 @@ def validation_result(flow: Flow) -> dict[str, Any]:
 
 
 def bounded(issues: list[Issue], per_code: int = PER_CODE, names: int = NAMES) -> list[Issue]:
-    """The first `per_code` issues of each code, then one issue saying how many more of that code there
-    are; each issue highlights at most `names` states and as many transitions."""
+    """The first `per_code` issues of each code, then one saying how many more; at most `names` names each."""
     seen: Counter[str] = Counter()
     kept: list[Issue] = []
     for found in issues:
