@@ -5,13 +5,15 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from engine_strategies import Dialog, flow_of, texts
 from test_fastcheck import agree
 from test_load import base
 
 from flows.errors import DocumentSyntaxError, FlowFormatError
 from flows.fastcheck import well_formed
-from flows.limits import MAX_DATA_BYTES, MAX_DEPTH, MAX_REPLIES, data_bytes
+from flows.limits import MAX_DATA_BYTES, MAX_DEPTH, MAX_REPLIES, data_bytes, data_fits
 from flows.load import load, load_text, parse_text
 from flows.model import Flow
 from flows.session import Update
@@ -285,3 +287,11 @@ def test_a_huge_broken_draft_lists_a_bounded_number_of_load_problems() -> None:
     assert len(details) == 1001 and details[0]["path"] == "states[0].input.type"
     assert "2,000 more problems" in details[-1]["message"]
     assert "3000 problems" in caught.value.message
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), st.one_of(
+    st.text(alphabet="ab\"\\\x01я😀", min_size=0, max_size=4000), st.integers(), st.none(), st.booleans(),
+    st.lists(st.text(max_size=3000), max_size=4)), max_size=40))
+def test_the_size_check_agrees_with_the_encoded_size(data: dict[str, Any]) -> None:
+    assert data_fits(data) == (data_bytes(data) <= MAX_DATA_BYTES)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from engine_strategies import Dialog, flow_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -101,3 +102,13 @@ def test_any_small_pattern_matches_what_python_matches(pattern: str, samples: li
     assert pattern_problem(pattern) is None, pattern
     for text in samples:
         assert search(pattern, text) == (re.search(pattern, text.strip()) is not None), (pattern, text)
+
+
+def test_a_text_trigger_pattern_is_searched_by_the_engine_in_linear_time() -> None:
+    flow = flow_of([{"id": "menu", "say": [{"text": "?"}]}, {"id": "done", "final": True, "say": [{"text": "ok"}]}],
+                   [{"from": "menu", "to": "done", "on": "text", "pattern": r"^(a+)+$"},
+                    {"from": "menu", "to": "done", "on": "text", "pattern": r"\bда\b"}])
+    d = Dialog(flow)
+    d.send("hi")
+    assert d.send("a" * 3999 + "!").outcome == "fallback"
+    assert d.send("  ну да  ").outcome == "completed"
