@@ -5,6 +5,7 @@ import datetime as _dt
 import re
 from typing import Any, Callable
 
+from flows.limits import MAX_NUMBER_TEXT
 from flows.model import Input
 from flows.patterns import search
 from flows.templates import value_text
@@ -14,6 +15,7 @@ PHONE_RE = re.compile(r"\+?[78][0-9]{10}")
 # Spaces, dashes (ASCII and typographic) and brackets people put into phone numbers.
 PHONE_NOISE = re.compile(r"[\s\-\u2010-\u2015()\[\]]")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+# What the `number` input accepts; the same syntax decides whether a value "parses as a number" in conditions.
 NUMBER_RE = re.compile(r"[+-]?[0-9]+(?:[.,][0-9]+)?")
 INTEGER_RE = re.compile(r"[+-]?[0-9]+")
 DATE_DMY = re.compile(r"([0-9]{2})\.([0-9]{2})\.([0-9]{4})")
@@ -81,7 +83,7 @@ def _bounds(inp: Input, value: int | float, kind: str) -> Verdict:
 
 def parse_number(text: str) -> int | float | None:
     """A decimal number with `.` or `,`; whole numbers come back as int."""
-    if NUMBER_RE.fullmatch(text) is None:
+    if len(text) > MAX_NUMBER_TEXT or NUMBER_RE.fullmatch(text) is None:
         return None
     if "." not in text and "," not in text:
         return int(text)
@@ -99,7 +101,7 @@ def _number(inp: Input, text: str) -> Verdict:
 
 
 def _integer(inp: Input, text: str) -> Verdict:
-    if INTEGER_RE.fullmatch(text) is None:
+    if len(text) > MAX_NUMBER_TEXT or INTEGER_RE.fullmatch(text) is None:
         return _bad("is not a whole number")
     return _bounds(inp, int(text), "integer")
 

@@ -12,6 +12,9 @@ MAX_SECONDS = 31_536_000
 MAX_DEPTH = 64
 # A dialog's data as UTF-8 JSON.
 MAX_DATA_BYTES = 64 * 1024
+# Characters of a message or value read as a number; longer digit strings are text (a float ends near
+# 1.8e308, and Python refuses to convert integers past 4300 digits).
+MAX_NUMBER_TEXT = 300
 # Problems one load error lists; the rest are counted in one more detail.
 MAX_DETAILS = 1000
 # Messages one update may send; what would follow is dropped and counted.

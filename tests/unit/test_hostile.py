@@ -11,11 +11,13 @@ from engine_strategies import Dialog, flow_of, texts
 from test_fastcheck import agree
 from test_load import base
 
+from flows.conditions import check as check_condition
 from flows.errors import DocumentSyntaxError, FlowFormatError
 from flows.fastcheck import well_formed
 from flows.limits import MAX_DATA_BYTES, MAX_DEPTH, MAX_REPLIES, data_bytes, data_fits
 from flows.load import load, load_text, parse_text
-from flows.model import Flow
+from flows.inputs import check as check_input
+from flows.model import Condition, Flow, Input
 from flows.session import Update
 from flows.validate import PER_CODE, bounded, validate, validation_result
 
@@ -295,3 +297,16 @@ def test_a_huge_broken_draft_lists_a_bounded_number_of_load_problems() -> None:
     st.lists(st.text(max_size=3000), max_size=4)), max_size=40))
 def test_the_size_check_agrees_with_the_encoded_size(data: dict[str, Any]) -> None:
     assert data_fits(data) == (data_bytes(data) <= MAX_DATA_BYTES)
+
+
+def test_a_message_of_5000_digits_is_not_a_number_and_never_a_crash() -> None:
+    ask = {"id": "ask", "say": [{"text": "?"}], "input": {"type": "integer", "save_as": "n", "error": "Число?"}}
+    flow = flow_of([ask,
+                    {"id": "big", "final": True, "say": [{"text": "ok"}]}],
+                   [{"from": "ask", "to": "big", "on": "input", "if": [{"var": "n", "op": "gt", "value": 5}]}])
+    d = Dialog(flow)
+    d.send("hi")
+    assert texts(d.send("9" * 5000)) == ["Число?"]
+    assert texts(d.send("9" * 300)) == ["ok"]
+    assert check_condition(Condition("v", "gt", 5), {"v": "1" * 5000}) is False  # compared as text: "1..." < "5"
+    assert check_input(Input(type="number"), "1" * 4000 + ",5").ok is False
