@@ -24,25 +24,28 @@ RENDER_LIMIT = (MAX_REPLIES + 1) * 4000 + 1
 # JSON spends at most 6 bytes on one character (a \u escape), and a little on each key and value.
 _WORST_BYTES_PER_CHAR = 6
 _OVERHEAD = 32
+_TEXT = frozenset({str})
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def data_bytes(data: dict[str, Any]) -> int:
-    """The size of a dialog's data as UTF-8 JSON."""
-    return len(json.dumps(data, ensure_ascii=False, default=str).encode("utf-8", "replace"))
+    """The size of a dialog's data as UTF-8 JSON (past the bound when it cannot be encoded at all)."""
+    try:
+        return len(json.dumps(data, ensure_ascii=False, default=str).encode("utf-8", "replace"))
+    except (RecursionError, ValueError):  # nested too deeply, or a number too long to write
+        return MAX_DATA_BYTES + 1
 
 
 def data_fits(data: dict[str, Any]) -> bool:
     """Whether the data is at most MAX_DATA_BYTES as JSON; flat small data is settled without encoding."""
-    try:  # texts only (the usual case): their lengths bound the size
-        chars = sum(map(len, data.values())) + sum(map(len, data))
-    except TypeError:  # a number, boolean or null among them
-        chars = sum(map(len, data))
-        for value in data.values():
-            kind = value.__class__
-            if kind is str:
-                chars += len(value)
-            elif kind is not int and kind is not float and kind is not bool and value is not None:
-                return data_bytes(data) <= MAX_DATA_BYTES  # attachments, lists: encode them
+    values = data.values()
+    kinds = set(map(type, values))
+    if kinds <= _TEXT:  # the usual case: the lengths of the texts bound the size
+        chars = sum(map(len, values)) + sum(map(len, data))
+    elif kinds <= _SCALARS:
+        chars = sum(map(len, data)) + sum([len(value) for value in values if value.__class__ is str])
+    else:  # attachments, lists, objects: encode them
+        return data_bytes(data) <= MAX_DATA_BYTES
     if _WORST_BYTES_PER_CHAR * chars + _OVERHEAD * len(data) <= MAX_DATA_BYTES:
         return True
     return data_bytes(data) <= MAX_DATA_BYTES

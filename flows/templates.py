@@ -53,7 +53,10 @@ def value_text(value: Any) -> str:
     if kind is float:
         return str(int(value)) if value.is_integer() else str(value)
     if isinstance(value, (dict, list, tuple)):
-        return json.dumps(value, ensure_ascii=False)
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except (RecursionError, ValueError):  # nested too deeply to write; it is refused as data anyway
+            return ""
     return str(value)
 
 

@@ -18,6 +18,7 @@ from flows.limits import MAX_DATA_BYTES, MAX_DEPTH, MAX_REPLIES, data_bytes, dat
 from flows.load import load, load_text, parse_text
 from flows.inputs import check as check_input
 from flows.model import Condition, Flow, Input
+from flows.engine import step
 from flows.session import Update
 from flows.validate import PER_CODE, bounded, validate, validation_result
 
@@ -297,6 +298,25 @@ def test_a_huge_broken_draft_lists_a_bounded_number_of_load_problems() -> None:
     st.lists(st.text(max_size=3000), max_size=4)), max_size=40))
 def test_the_size_check_agrees_with_the_encoded_size(data: dict[str, Any]) -> None:
     assert data_fits(data) == (data_bytes(data) <= MAX_DATA_BYTES)
+
+
+def test_lists_and_objects_in_data_count_with_their_content() -> None:
+    assert not data_fits({"a": ["x" * 70000]}) and not data_fits({"a": {"b": "x" * 70000}, "n": 1})
+    assert data_fits({"a": ["x" * 1000], "n": 1, "s": "y"})
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    assert not data_fits({"p": deep})  # too deep to encode is too big
+
+
+def test_an_event_whose_payload_would_overflow_the_data_changes_nothing() -> None:
+    flow = flow_of([{"id": "a", "say": [{"text": "?"}]}, {"id": "b", "say": [{"text": "{p}"}]}],
+                   [{"from": "a", "to": "b", "on": "event", "name": "e"}])
+    d = Dialog(flow)
+    d.send("hi")
+    for payload in ({"p": ["x" * 70000]}, {"p": [[["x" * 40000]]], "q": "y" * 40000}):
+        result = step(flow, d.session, Update.event("e", payload), d.now + 1)
+        assert result.outcome == "ignored" and result.replies == [] and result.session is d.session
 
 
 def test_a_message_of_5000_digits_is_not_a_number_and_never_a_crash() -> None:
