@@ -27,8 +27,7 @@ def step(flow: Flow, session: Session | None, update: Update, now: float, *,
     # invalid input, and at most MAX_REPLIES messages are sent (the rest counted in `dropped`).
     result = _step(flow, session, update, now, latest)
     after = result.session or result.completed
-    # Unchanged data (compared in C, values mostly shared) cannot have grown past the bound.
-    if after is not None and (session is None or after.data != session.data) and not data_fits(after.data):
+    if after is not None and _grown(after.data, session) and not data_fits(after.data):
         if session is None or data_bytes(after.data) > data_bytes(session.data):
             result = _too_much_data(flow, session, update, now)
     replies = result.replies
@@ -38,6 +37,16 @@ def step(flow: Flow, session: Session | None, update: Update, now: float, *,
         result.reason += (f" {result.dropped} further message{'s were' if result.dropped > 1 else ' was'} dropped:"
                           f" one update sends at most {MAX_REPLIES}.")
     return result
+
+
+def _grown(data: dict[str, Any], before: Session | None) -> bool:
+    """Whether the data may have grown: unchanged data (compared in C, values mostly shared) has not."""
+    if before is None:
+        return True
+    try:
+        return data != before.data
+    except RecursionError:  # values nested too deeply to compare: let the size check decide
+        return True
 
 
 def _too_much_data(flow: Flow, session: Session | None, update: Update, now: float) -> StepResult:
