@@ -79,7 +79,7 @@ def _buttons(rows: list[list[dict[str, Any]]] | None) -> tuple[tuple[Button, ...
     if not rows:
         return ()
     return tuple([
-        tuple([_Button(text=b["text"], payload=b.get("payload"), url=b.get("url")) for b in row]) for row in rows])
+        tuple([_Button(text=b["text"], payload=b.get("payload"), url=b.get("url"), request=b.get("request")) for b in row]) for row in rows])
 
 
 def _input(spec: dict[str, Any]) -> Input:

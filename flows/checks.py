@@ -1,25 +1,31 @@
-"""Building blocks for checking a raw document: paths, type checks and problem messages."""
+"""Building blocks for checking a raw document: paths, how values read in messages, the report."""
 from __future__ import annotations
 
 import difflib
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+from flows.limits import MAX_DEPTH, MAX_NUMBER
 
-Check = Callable[[Any, str], None]
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
 def join(path: str, key: Any) -> str:
     """The path of `key` inside the object at `path`: `a.b`, or `a["odd key"]`."""
     if isinstance(key, str) and _PLAIN_KEY.fullmatch(key):
         return f"{path}.{key}" if path else key
-    text = json.dumps(key, ensure_ascii=False) if isinstance(key, str) else repr(key)
+    text = json.dumps(key, ensure_ascii=False) if isinstance(key, str) else shown_key(key)
     return f"{path}[{text}]"
+
+
+def shown_key(key: Any) -> str:
+    """A key that is not a string, as a path or a message shows it."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return show_number(key)
+    return repr(key)
 
 
 def item(path: str, index: int) -> str:
@@ -34,7 +40,7 @@ def kind(value: Any) -> str:
     if isinstance(value, bool):
         return f"{'true' if value else 'false'} (a boolean)"
     if isinstance(value, (int, float)):
-        return f"a number ({value!r})"
+        return f"a number ({show_number(value)})"
     if isinstance(value, str):
         shown = value if len(value) <= 40 else value[:37] + "..."
         return f"a string ({json.dumps(shown, ensure_ascii=False)})"
@@ -43,6 +49,20 @@ def kind(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return f"a {type(value).__name__}"
+
+
+def show_number(value: int | float) -> str:
+    """A number as a message shows it; a huge one by its size (printing it would be unreadable)."""
+    if isinstance(value, int) and not -10 ** 30 < value < 10 ** 30:
+        digits = int(value.bit_length() * 0.30103) + 1
+        return f"a {digits}-digit number"
+    return repr(value)
+
+
+def too_large(value: int | float) -> str:
+    """The sentence for a number past 2^53 in magnitude."""
+    return (f"{show_number(value)} is too large: numbers in a flow are at most 2^53 ({MAX_NUMBER:,}) in"
+            " magnitude; write a smaller number")
 
 
 def is_number(value: Any) -> bool:
@@ -78,24 +98,15 @@ def suggestion(word: Any, choices: Iterable[str]) -> str:
     return f'; did you mean "{close[0]}"?' if close else ""
 
 
-def regex_problem(pattern: str) -> str | None:
-    """Why a Python regular expression does not compile, or None when it does."""
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        where = f" at position {exc.pos}" if exc.pos is not None else ""
-        return f"{exc.msg}{where}"
-    except (OverflowError, RecursionError, ValueError) as exc:
-        return str(exc) or type(exc).__name__
-    return None
-
-
 class Report:
     """Collects one detail per problem; a path is reported at most once (the first problem wins)."""
 
-    def __init__(self) -> None:
+    # `fine` holds the ids of list elements already known to hold no problem (they are not walked).
+
+    def __init__(self, fine: set[int] | frozenset[int] = frozenset()) -> None:
         self.details: list[dict[str, str]] = []
         self._paths: set[str] = set()
+        self.fine = fine
 
     def add(self, path: str, message: str) -> None:
         """Record a problem at `path` unless that path already has one."""
@@ -119,19 +130,21 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def json_data_problems(document: Any, report: Report, fine: set[int] | frozenset[int] = frozenset()) -> None:
-    """Report keys that are not strings and values JSON cannot hold (dates, NaN, binary, sets).
-
-    List elements whose id is in `fine` are known to hold nothing to report and are skipped.
-    """
-    stack: list[tuple[Any, str]] = [(document, "")]
+def json_data_problems(document: Any, report: Report) -> None:
+    """Report non-string keys, values JSON cannot hold, numbers past 2^53 and nesting past MAX_DEPTH."""
+    # List elements whose id is in `report.fine` are known to hold nothing to report and are skipped.
+    fine = report.fine
+    stack: list[tuple[Any, str, int]] = [(document, "", 1)]
     while stack:
-        value, path = stack.pop()
+        value, path, depth = stack.pop()
         children: list[tuple[Any, str]] = []
-        if isinstance(value, dict):
+        if isinstance(value, (dict, list)) and depth > MAX_DEPTH:
+            report.add(path, f"is nested {depth} levels deep; a flow document may nest at most {MAX_DEPTH}"
+                             " levels, so flatten this value")
+        elif isinstance(value, dict):
             for key, sub in value.items():
                 if not isinstance(key, str):
-                    report.add(join(path, key), f"keys must be strings; quote {key!r} in the document")
+                    report.add(join(path, key), f"keys must be strings; quote {shown_key(key)} in the document")
                 elif not _encodable(key):
                     report.add(join(path, key), _SURROGATE)
                 else:
@@ -143,134 +156,8 @@ def json_data_problems(document: Any, report: Report, fine: set[int] | frozenset
                 report.add(path, _SURROGATE)
         elif isinstance(value, float) and not math.isfinite(value):
             report.add(path, f"{value!r} is not a number JSON can hold; write a finite number")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and not -MAX_NUMBER <= value <= MAX_NUMBER:
+            report.add(path, too_large(value))
         elif value is not None and not isinstance(value, (str, int, float, bool)):
             report.add(path, f"{kind(value)} is not JSON data; write it as a quoted string")
-        stack.extend(reversed(children))  # reversed so problems come out in document order
-
-
-class Checker:
-    """Type checks that report into one Report."""
-
-    def __init__(self, report: Report) -> None:
-        self.report = report
-
-    def add(self, path: str, message: str) -> None:
-        """Record a problem."""
-        self.report.add(path, message)
-
-    def fields(
-        self, obj: Any, path: str, spec: dict[str, Check | None], *, what: str,
-        required: Iterable[str] = (), foreign: Callable[[str], str] | None = None,
-    ) -> bool:
-        """Check an object: its type, each known field, unknown fields, missing required fields."""
-        if not isinstance(obj, dict):
-            self.add(path, f"{what} must be an object, not {kind(obj)}")
-            return False
-        for key, value in obj.items():
-            if isinstance(key, str) and key.startswith("x-"):
-                continue  # extension data: never checked
-            sub = join(path, key)
-            if key in spec:
-                check = spec[key]
-                if check is not None:
-                    check(value, sub)
-                continue
-            hint = foreign(key) if foreign and isinstance(key, str) else ""
-            hint = hint or suggestion(key, spec)
-            self.add(sub, f"unknown field {json.dumps(key, ensure_ascii=False) if isinstance(key, str) else repr(key)}"
-                          f" in {what}{hint}. Allowed here: {quoted(spec)}; remove it, or prefix it"
-                          ' with "x-" to keep your own data')
-        for key in required:
-            if key not in obj:
-                self.add(join(path, key), f'{what} needs the field "{key}"')
-        return True
-
-    def string(self, value: Any, path: str, *, nonempty: bool = False) -> bool:
-        """A string (optionally non-empty)."""
-        if not isinstance(value, str):
-            self.add(path, f"must be a string, not {kind(value)}")
-            return False
-        if nonempty and not value.strip():
-            self.add(path, "must not be empty")
-            return False
-        return True
-
-    def number(self, value: Any, path: str, *, minimum: float | None = None) -> bool:
-        """A number (not a boolean, not quoted), at least `minimum`."""
-        if not is_number(value):
-            hint = "; write it without quotes" if isinstance(value, str) else ""
-            self.add(path, f"must be a number, not {kind(value)}{hint}")
-            return False
-        if minimum is not None and value < minimum:
-            self.add(path, f"must be at least {minimum:g}, not {value!r}")
-            return False
-        return True
-
-    def integer(self, value: Any, path: str, *, minimum: int) -> bool:
-        """A whole number at least `minimum`."""
-        if not is_int(value):
-            self.add(path, f"must be a whole number (at least {minimum}), not {kind(value)}")
-            return False
-        if value < minimum:
-            self.add(path, f"must be at least {minimum}, not {value}")
-            return False
-        return True
-
-    def boolean(self, value: Any, path: str) -> bool:
-        """true or false."""
-        if not isinstance(value, bool):
-            self.add(path, f"must be true or false, not {kind(value)}")
-            return False
-        return True
-
-    def identifier(self, value: Any, path: str) -> bool:
-        """A data key usable as a `{placeholder}`: letters, digits and `_`, not starting with a digit."""
-        if not self.string(value, path):
-            return False
-        if not IDENTIFIER.fullmatch(value):
-            self.add(path, f"{json.dumps(value, ensure_ascii=False)} is not a valid data key; use Latin"
-                           " letters, digits and _, starting with a letter or _ (e.g. phone_number)")
-            return False
-        return True
-
-    def choice(self, value: Any, path: str, options: Iterable[str], *, what: str) -> bool:
-        """One of a fixed set of words."""
-        options = tuple(options)
-        if isinstance(value, str) and value in options:
-            return True
-        shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else kind(value)
-        self.add(path, f"unknown {what} {shown}; expected one of {quoted(options)}{suggestion(value, options)}")
-        return False
-
-    def regex(self, value: Any, path: str) -> bool:
-        """A Python regular expression that compiles."""
-        if not self.string(value, path):
-            return False
-        problem = regex_problem(value)
-        if problem:
-            self.add(path, f"the regular expression does not compile: {problem}; fix the pattern"
-                           " (Python syntax, e.g. ^\\d{5}$)")
-            return False
-        return True
-
-    def strings(self, value: Any, path: str, *, nonempty: str = "") -> bool:
-        """A list of strings; when `nonempty` is given, an empty list is that problem."""
-        if not isinstance(value, list):
-            self.add(path, f"must be a list of strings, not {kind(value)}")
-            return False
-        if nonempty and not value:
-            self.add(path, nonempty)
-            return False
-        ok = True
-        for i, entry in enumerate(value):
-            ok = self.string(entry, item(path, i)) and ok
-        return ok
-
-    def listing(self, value: Any, path: str, check: Check, *, what: str) -> bool:
-        """A list whose every element passes `check`."""
-        if not isinstance(value, list):
-            self.add(path, f"must be a list of {what}, not {kind(value)}")
-            return False
-        for i, entry in enumerate(value):
-            check(entry, item(path, i))
-        return True
+        stack.extend([(sub, where, depth + 1) for sub, where in reversed(children)])  # in document order

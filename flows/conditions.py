@@ -1,15 +1,14 @@
 """Transition guards (`if`) evaluated as data: no eval, no template engine."""
 from __future__ import annotations
 
-import re
-from functools import lru_cache
 from typing import Any, Mapping
 
+from flows.inputs import NUMBER_RE
+from flows.limits import MAX_NUMBER_TEXT
 from flows.model import Condition
+from flows.patterns import search
 from flows.templates import value_text
 
-# The same syntax the `number` input accepts decides whether a value "parses as a number".
-NUMBER_RE = re.compile(r"[+-]?[0-9]+(?:[.,][0-9]+)?")
 _MISSING = object()
 
 
@@ -20,7 +19,7 @@ def as_number(value: Any) -> int | float | None:
         return value
     if kind is str:
         text = value.strip()
-        if NUMBER_RE.fullmatch(text) is None:
+        if len(text) > MAX_NUMBER_TEXT or NUMBER_RE.fullmatch(text) is None:
             return None
         if "." in text or "," in text:
             return float(text.replace(",", "."))
@@ -30,14 +29,6 @@ def as_number(value: Any) -> int | float | None:
     if isinstance(value, (int, float)):
         return value
     return None
-
-
-@lru_cache(maxsize=1024)
-def _compiled(pattern: str) -> re.Pattern[str] | None:
-    try:
-        return re.compile(pattern)
-    except (re.error, TypeError):
-        return None
 
 
 def _compare(left: Any, right: Any) -> int:
@@ -82,8 +73,7 @@ def check(cond: Condition, data: Mapping[str, Any]) -> bool:
     if op == "not_in":
         return all(_compare(value, item) != 0 for item in _as_list(cond.value))
     if op == "matches":
-        rx = _compiled(value_text(cond.value))
-        return rx is not None and rx.search(value_text(value)) is not None
+        return search(value_text(cond.value), value_text(value))
     return False
 
 

@@ -5,8 +5,9 @@ from typing import Any
 
 from flows import commands, inputs, timers
 from flows.conditions import holds
-from flows.firing import (_PLANS, FlowPlan, StatePlan, active_copy, add_state_messages, add_text, fire,
-                          first_holding, plan)
+from flows.firing import (_PLANS, FlowPlan, StatePlan, active_copy, add_state_messages, add_text, copy_session,
+                          fire, first_holding, plan)
+from flows.limits import MAX_DATA_BYTES, MAX_REPLIES, data_bytes, data_fits
 from flows.model import Flow, Transition
 from flows.session import Effect, Reply, Session, StepResult, Update
 
@@ -22,6 +23,57 @@ def step(flow: Flow, session: Session | None, update: Update, now: float, *,
     Never changes `session`; the returned session is a new object unless nothing changed
     (outcome "ignored"). `latest` is the flow the bot serves now, used when a dialog (re)opens.
     """
+    # The result keeps the limits: data that would grow past MAX_DATA_BYTES refuses the update as
+    # invalid input, and at most MAX_REPLIES messages are sent (the rest counted in `dropped`).
+    result = _step(flow, session, update, now, latest)
+    after = result.session or result.completed
+    if after is not None and _grown(after.data, session) and not data_fits(after.data):
+        if session is None or data_bytes(after.data) > data_bytes(session.data):
+            result = _too_much_data(flow, session, update, now)
+    replies = result.replies
+    if len(replies) > MAX_REPLIES:
+        result.dropped = len(replies) - MAX_REPLIES
+        del replies[MAX_REPLIES:]
+        result.reason += (f" {result.dropped} further message{'s were' if result.dropped > 1 else ' was'} dropped:"
+                          f" one update sends at most {MAX_REPLIES}.")
+    return result
+
+
+def _grown(data: dict[str, Any], before: Session | None) -> bool:
+    """Whether the data may have grown: unchanged data (compared in C, values mostly shared) has not."""
+    if before is None:
+        return True
+    try:
+        return data != before.data
+    except RecursionError:  # values nested too deeply to compare: let the size check decide
+        return True
+
+
+def _too_much_data(flow: Flow, session: Session | None, update: Update, now: float) -> StepResult:
+    """The update would grow the dialog's data past the limit: refused like an invalid input."""
+    why = (f"{_said(update)} would grow the dialog's data past {MAX_DATA_BYTES // 1024} KiB; treated as invalid"
+           " input, nothing else changed.")
+    fp = plan(flow)
+    if session is None or session.state not in fp.states:
+        if update.kind == "tick":
+            return StepResult(session, [], [], None, why, "ignored", touched=False)
+        replies: list[Reply] = []
+        add_text(replies, fp.fallback, {})
+        return StepResult(None, replies, [], None, why, "input_invalid", touched=False)
+    replies = []
+    if update.kind == "tick":
+        s = copy_session(session)
+        s.timeout_held = True  # the due timeout waits for the next activity instead of firing again
+        return StepResult(s, replies, [], None, why, "held", touched=False)
+    if update.kind == "event":
+        return StepResult(session, replies, [], None, why, "ignored", touched=False)
+    s = active_copy(session, now)
+    sp = fp.states[session.state]
+    add_text(replies, sp.error if sp.error is not None else fp.fallback, s.data)
+    return StepResult(s, replies, [], None, why, "input_invalid")
+
+
+def _step(flow: Flow, session: Session | None, update: Update, now: float, latest: Flow | None) -> StepResult:
     if latest is None:
         latest = flow
     kind = update.kind
@@ -96,6 +148,10 @@ def _no_dialog(latest: Flow, fp: FlowPlan, update: Update, now: float, note: str
 
 
 def _said(update: Update) -> str:
+    if update.kind == "tick":
+        return "The due timer"
+    if update.kind == "bot_started":
+        return "Starting the bot"
     if update.kind == "button":
         return f'The press "{update.payload}"'
     if update.kind == "event":

@@ -1,15 +1,16 @@
 """Per-flow lookups compiled once, rendering of a state's messages, and firing a transition."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from flows.conditions import holds
-from flows.model import COMMANDS, HISTORY_LIMIT, MESSAGE_LIMIT, Button, Flow, State, Transition
+from flows.limits import MAX_DATA_BYTES, RENDER_LIMIT
+from flows.model import BUTTON_TEXT_LIMIT, COMMANDS, HISTORY_LIMIT, MESSAGE_LIMIT, Button, Flow, State, Transition
+from flows.patterns import Pattern, compile_pattern
 from flows.session import Effect, Reply, Session
-from flows.templates import Compiled, compile_template, render_compiled, split_text
+from flows.templates import Compiled, compile_template, render_capped, split_text
 
-# (compiled text, rows of (compiled button text, "payload"|"url", value))
+# (compiled text, rows of (compiled button text, "payload"|"url"|"request", value))
 CompiledMessage = tuple[Compiled, tuple[tuple[tuple[Compiled, str, str], ...], ...]]
 
 
@@ -29,7 +30,7 @@ class StatePlan:
         self.error: Compiled | None = (compile_template(state.input.error)
                                        if state.input is not None and state.input.error else None)
         # (trigger, transition, lowered match set, compiled pattern) for step 3, in document order.
-        self.matchers: list[tuple[str, Transition, frozenset[str], re.Pattern[str] | None]] = []
+        self.matchers: list[tuple[str, Transition, frozenset[str], Pattern | None]] = []
         self.on_input: list[Transition] = []
         self.on_invalid: list[Transition] = []
         self.on_else: list[Transition] = []
@@ -72,7 +73,7 @@ class FlowPlan:
                 continue
             if tr.on in ("text", "button", "attachment", "event"):
                 matches = frozenset(m.strip().lower() for m in tr.match)
-                rx = _pattern(tr.pattern) if tr.on == "text" and tr.pattern else None
+                rx = compile_pattern(tr.pattern) if tr.on == "text" and tr.pattern else None
                 plan.matchers.append((tr.on, tr, matches, rx))
             elif tr.on == "input":
                 plan.on_input.append(tr)
@@ -84,21 +85,22 @@ class FlowPlan:
                 plan.timeout = tr
 
 
-def _pattern(pattern: str) -> re.Pattern[str] | None:
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None
-
-
 def _payloads(rows: tuple[tuple[Button, ...], ...]) -> set[str]:
     return {b.payload for row in rows for b in row if b.payload is not None}
 
 
+def _target(button: Button) -> tuple[str, str]:
+    """What a press does, as the reply's button field and its value."""
+    if button.payload is not None:
+        return "payload", button.payload
+    if button.request is not None:
+        return "request", button.request
+    return "url", button.url or ""
+
+
 def _compile_message(text: str, rows: tuple[tuple[Button, ...], ...]) -> CompiledMessage:
     compiled_rows = tuple(
-        tuple((compile_template(b.text), "payload" if b.payload is not None else "url",
-               b.payload if b.payload is not None else (b.url or "")) for b in row)
+        tuple((compile_template(b.text), *_target(b)) for b in row)
         for row in rows)
     return compile_template(text), compiled_rows
 
@@ -130,8 +132,8 @@ def _build(flow: Flow) -> FlowPlan:
 def add_message(out: list[Reply], message: CompiledMessage, data: dict[str, Any]) -> None:
     """Render one message (text and button texts) and append it, split when it is too long."""
     compiled, rows = message
-    text = render_compiled(compiled, data)
-    buttons = [[{"text": render_compiled(bt, data), key: value} for bt, key, value in row]
+    text = render_capped(compiled, data, RENDER_LIMIT)
+    buttons = [[{"text": render_capped(bt, data, BUTTON_TEXT_LIMIT), key: value} for bt, key, value in row]
                for row in rows] if rows else []
     if len(text) <= MESSAGE_LIMIT:
         out.append(Reply(text, buttons))
@@ -144,7 +146,7 @@ def add_message(out: list[Reply], message: CompiledMessage, data: dict[str, Any]
 
 def add_text(out: list[Reply], compiled: Compiled, data: dict[str, Any]) -> None:
     """Render a keyboard-less text (error, fallback, command reply) and append it."""
-    text = render_compiled(compiled, data)
+    text = render_capped(compiled, data, RENDER_LIMIT)
     if len(text) <= MESSAGE_LIMIT:
         out.append(Reply(text, []))
     else:
@@ -192,7 +194,8 @@ def fire(fp: FlowPlan, s: Session, tr: Transition, now: float, replies: list[Rep
     """Fire `tr` on the private session `s`; None when the target is final (the dialog ended)."""
     if tr.set:
         before = s.data
-        rendered = [(key, render_compiled(compile_template(value), before) if isinstance(value, str)
+        # A value longer than the data may hold is cut just past the bound: the update is refused anyway.
+        rendered = [(key, render_capped(compile_template(value), before, MAX_DATA_BYTES) if isinstance(value, str)
                      else value) for key, value in tr.set]
         for key, value in rendered:
             before[key] = value

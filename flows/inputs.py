@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from functools import lru_cache
 from typing import Any, Callable
 
+from flows.limits import MAX_NUMBER_TEXT
 from flows.model import Input
+from flows.patterns import search
 from flows.templates import value_text
 
 # ASCII digits only: "٣" is a digit to Python's \d but not a digit of a phone number.
@@ -14,6 +15,7 @@ PHONE_RE = re.compile(r"\+?[78][0-9]{10}")
 # Spaces, dashes (ASCII and typographic) and brackets people put into phone numbers.
 PHONE_NOISE = re.compile(r"[\s\-\u2010-\u2015()\[\]]")
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+# What the `number` input accepts; the same syntax decides whether a value "parses as a number" in conditions.
 NUMBER_RE = re.compile(r"[+-]?[0-9]+(?:[.,][0-9]+)?")
 INTEGER_RE = re.compile(r"[+-]?[0-9]+")
 DATE_DMY = re.compile(r"([0-9]{2})\.([0-9]{2})\.([0-9]{4})")
@@ -37,15 +39,6 @@ class Verdict:
 
 def _bad(why: str) -> Verdict:
     return Verdict(False, None, why)
-
-
-@lru_cache(maxsize=1024)
-def compiled_pattern(pattern: str) -> re.Pattern[str] | None:
-    """A compiled user pattern, or None when it does not compile (a load error elsewhere)."""
-    try:
-        return re.compile(pattern)
-    except (re.error, TypeError):
-        return None
 
 
 def _text(inp: Input, text: str) -> Verdict:
@@ -90,7 +83,7 @@ def _bounds(inp: Input, value: int | float, kind: str) -> Verdict:
 
 def parse_number(text: str) -> int | float | None:
     """A decimal number with `.` or `,`; whole numbers come back as int."""
-    if NUMBER_RE.fullmatch(text) is None:
+    if len(text) > MAX_NUMBER_TEXT or NUMBER_RE.fullmatch(text) is None:
         return None
     if "." not in text and "," not in text:
         return int(text)
@@ -108,7 +101,7 @@ def _number(inp: Input, text: str) -> Verdict:
 
 
 def _integer(inp: Input, text: str) -> Verdict:
-    if INTEGER_RE.fullmatch(text) is None:
+    if len(text) > MAX_NUMBER_TEXT or INTEGER_RE.fullmatch(text) is None:
         return _bad("is not a whole number")
     return _bounds(inp, int(text), "integer")
 
@@ -122,8 +115,7 @@ def _choice(inp: Input, text: str) -> Verdict:
 
 
 def _regex(inp: Input, text: str) -> Verdict:
-    rx = compiled_pattern(inp.pattern or "")
-    if rx is None or rx.search(text) is None:
+    if not search(inp.pattern or "", text):
         return _bad("does not match the pattern")
     return Verdict(True, text, "matches the pattern")
 

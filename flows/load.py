@@ -3,16 +3,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import yaml
 
 from flows.build import DEFAULT_COMMANDS, build, normalise
 from flows.checks import item, join
+from flows.egress import webhook_problems
 from flows.errors import DocumentSyntaxError, FlowFormatError
-from flows.fastcheck import well_formed
+from flows.fastcheck import fine_elements, well_formed
+from flows.limits import MAX_DEPTH, MAX_DETAILS, MAX_NUMBER
 from flows.model import Flow
-from flows.schema import check_document
+from flows.schema import format_problems
 
 __all__ = ["DEFAULT_COMMANDS", "build", "load", "load_text", "normalise", "parse_text"]
 
@@ -31,6 +34,11 @@ _Loader.yaml_implicit_resolvers = {
 }
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+
+
+_TOO_DEEP = f"The document is nested too deeply to read; a flow may nest at most {MAX_DEPTH} levels."
+_TOO_LONG = (f"The document holds a number too long to read; numbers in a flow are at most 2^53 ({MAX_NUMBER:,})"
+             " in magnitude.")
 
 
 def _reject_aliases(data: Any) -> None:
@@ -72,7 +80,9 @@ def _parse_json(text: str) -> Any:
         raise DocumentSyntaxError(
             f"The document is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") from None
     except RecursionError:
-        raise DocumentSyntaxError("The document is nested too deeply to read.") from None
+        raise DocumentSyntaxError(_TOO_DEEP) from None
+    except ValueError:  # an integer too long to convert
+        raise DocumentSyntaxError(_TOO_LONG) from None
 
 
 def _parse_yaml(text: str) -> Any:
@@ -86,7 +96,9 @@ def _parse_yaml(text: str) -> Any:
     except yaml.YAMLError as exc:
         raise DocumentSyntaxError(f"The document is not valid YAML: {exc}.") from None
     except RecursionError:
-        raise DocumentSyntaxError("The document is nested too deeply to read.") from None
+        raise DocumentSyntaxError(_TOO_DEEP) from None
+    except (ValueError, OverflowError):  # an integer too long to convert, a float past range
+        raise DocumentSyntaxError(_TOO_LONG) from None
     _reject_aliases(data)
     return data
 
@@ -128,18 +140,31 @@ def _summary(count: int) -> str:
     return f"The flow document has {count} problems; each detail names where and how to fix it."
 
 
-def load(raw: Any) -> Flow:
+def load(raw: Any, *, allow: Iterable[str] | None = ()) -> Flow:
     """Check a parsed document against the format and build the Flow; FlowFormatError lists every problem."""
+    # `allow` lists the hosts and networks webhook actions may reach although they are local or private
+    # (the deployment's BOTFLOW_ACTION_ALLOW); None skips that check (a version frozen earlier).
     _require_object(raw)
     # The quick check settles the usual, valid document; only a doubtful one pays for the detailed
     # checker, which names every problem.
-    if not well_formed(raw):
-        details = check_document(raw)
-        if details:
-            raise FlowFormatError(_summary(len(details)), details)
+    details = [] if well_formed(raw) else format_problems(raw, fine_elements(raw))
+    if allow is not None:
+        taken = {detail["path"] for detail in details}
+        details += [detail for detail in webhook_problems(raw, allow) if detail["path"] not in taken]
+    if details:
+        raise FlowFormatError(_summary(len(details)), _listed(details))
     return build(normalise(raw))
 
 
-def load_text(text: str | bytes, fmt: str | None = None) -> Flow:
-    """`load(parse_text(text, fmt))`."""
-    return load(parse_text(text, fmt))
+def _listed(details: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The first MAX_DETAILS details, then one saying how many more there are (the answer stays small)."""
+    if len(details) <= MAX_DETAILS:
+        return details
+    more = len(details) - MAX_DETAILS
+    return details[:MAX_DETAILS] + [{"path": "", "message": f"{more:,} more problems are not listed; fix the ones"
+                                                            " above and load the document again to see the rest"}]
+
+
+def load_text(text: str | bytes, fmt: str | None = None, *, allow: Iterable[str] | None = ()) -> Flow:
+    """`load(parse_text(text, fmt), allow=allow)`."""
+    return load(parse_text(text, fmt), allow=allow)

@@ -26,11 +26,12 @@ MATCH_TRIGGERS = ("text", "button", "attachment", "event")
 
 @dataclass(frozen=True, slots=True)
 class Button:
-    """A callback button (`payload`) or a link button (`url`)."""
+    """A callback button (`payload`), a link button (`url`) or a request for a contact or location."""
 
     text: str
     payload: str | None = None
     url: str | None = None
+    request: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ class Session:
     started_at: float = 0.0
     # Last activity (message, press, event): the idle clock for reminders and session_ttl.
     updated_at: float = 0.0
-    # When the current state was entered: the clock for `timeout` transitions.
+    # When the current state was entered; a `timeout` counts from this or `updated_at`, the later one.
     entered_at: float = 0.0
     # The reminder was already sent in this idle spell.
     reminded: bool = False
@@ -92,7 +92,8 @@ class Update:
 
 @dataclass(slots=True)
 class Reply:
-    """One outgoing message; buttons are MAX-neutral dicts {"text", "payload"} or {"text", "url"}."""
+    """One outgoing message; buttons are MAX-neutral dicts {"text", "payload"}, {"text", "url"} or
+    {"text", "request": "contact" | "location"}."""
 
     text: str
     buttons: list[list[dict[str, str]]] = field(default_factory=list)
@@ -120,6 +121,7 @@ class StepResult:
     `outcome` is a short machine word: opened, command:<name>, transition, input_invalid, fallback,
     ignored, reminder, completed.
     `completed` holds the final session (state and data) when a final state ended the dialog.
+    `dropped` counts the messages left unsent past the per-update limit (flows.limits.MAX_REPLIES).
     """
 
     session: Session | None
@@ -131,3 +133,4 @@ class StepResult:
     completed: Session | None = None
     # False when the update never reached a dialog (so idle clocks were not touched).
     touched: bool = True
+    dropped: int = 0

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
 from typing import Any, Mapping
 
+from flows.format import PLACEHOLDER
 from flows.model import MESSAGE_LIMIT
 
-_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 # A compiled template is the text itself when it has no placeholder, else a tuple alternating
 # literal text and keys: (literal, key, literal, key, ..., literal).
@@ -23,7 +22,7 @@ def compile_template(text: str) -> Compiled:
     parts: list[str] = []
     literal: list[str] = []
     pos = 0
-    for m in _TOKEN.finditer(text):
+    for m in PLACEHOLDER.finditer(text):
         literal.append(text[pos:m.start()])
         key = m.group(1)
         if key is None:
@@ -54,7 +53,10 @@ def value_text(value: Any) -> str:
     if kind is float:
         return str(int(value)) if value.is_integer() else str(value)
     if isinstance(value, (dict, list, tuple)):
-        return json.dumps(value, ensure_ascii=False)
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except (RecursionError, ValueError):  # nested too deeply to write; it is refused as data anyway
+            return ""
     return str(value)
 
 
@@ -67,6 +69,28 @@ def render_compiled(compiled: Compiled, data: Mapping[str, Any]) -> str:
     for i in range(1, len(compiled), 2):
         out.append(value_text(get(compiled[i])))
         out.append(compiled[i + 1])
+    return "".join(out)
+
+
+# Templates with at most this many parts (3 placeholders) are rendered whole.
+_FEW = 7
+
+
+def render_capped(compiled: Compiled, data: Mapping[str, Any], limit: int) -> str:
+    """Fill a compiled template, stopping once the text is longer than `limit` (the rest would be dropped)."""
+    if compiled.__class__ is str or len(compiled) <= _FEW:
+        # A few placeholders render a bounded text: the data they read is bounded.
+        return render_compiled(compiled, data)
+    out = [compiled[0]]
+    size = len(compiled[0])
+    get = data.get
+    for i in range(1, len(compiled), 2):
+        value = value_text(get(compiled[i]))
+        out.append(value)
+        out.append(compiled[i + 1])
+        size += len(value) + len(compiled[i + 1])
+        if size > limit:
+            return "".join(out)[:limit + 1]
     return "".join(out)
 
 

@@ -29,6 +29,11 @@ def reminder_at(flow: Flow, session: Session) -> float | None:
     return session.updated_at + reminder.after
 
 
+def idle_since(session: Session) -> float:
+    """Where a `timeout` counts from: entering the state, or the last update that reached the dialog since."""
+    return max(session.entered_at, session.updated_at)
+
+
 def timeout_at(flow: Flow, session: Session) -> float | None:
     """When the current state's `timeout` transition is due, or None (none, or held until activity)."""
     if session.timeout_held:
@@ -36,7 +41,7 @@ def timeout_at(flow: Flow, session: Session) -> float | None:
     sp = plan(flow).states.get(session.state)
     if sp is None or sp.timeout is None:
         return None
-    return session.entered_at + float(sp.timeout.after or 0)
+    return idle_since(session) + float(sp.timeout.after or 0)
 
 
 def next_due(flow: Flow, session: Session | None) -> float | None:
@@ -58,7 +63,7 @@ def tick(flow: Flow, session: Session, now: float) -> StepResult:
     reminder_due = remind_when is not None and now >= remind_when
     held = False
     tr = sp.timeout
-    if tr is not None and not session.timeout_held and now >= session.entered_at + float(tr.after or 0):
+    if tr is not None and not session.timeout_held and now >= idle_since(session) + float(tr.after or 0):
         if not tr.conditions or holds(tr.conditions, session.data):
             s = copy_session(session)
             if reminder_due:

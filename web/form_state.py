@@ -1,22 +1,12 @@
 """The state form: messages with button rows, input type and its options, final flag, notes."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from flows.format import INPUT_OPTIONS, STATE_ID
 from flows.model import ATTACHMENT_KINDS, INPUT_TYPES
 from web.forms import Edit, Fields, clean, deep, finish, parse_action
 
-STATE_ID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-# Options that belong to one input type; sending another type's option is a format error.
-TYPE_OPTIONS: dict[str, tuple[str, ...]] = {
-    "text": ("min_length", "max_length"),
-    "number": ("min", "max"),
-    "integer": ("min", "max"),
-    "choice": ("choices",),
-    "regex": ("pattern",),
-    "attachment": ("kinds",),
-}
 INPUT_KINDS = ATTACHMENT_KINDS
 
 
@@ -157,7 +147,7 @@ def _build_input(inp: dict[str, Any], original: dict[str, Any], f: Fields) -> di
     out: dict[str, Any] = {k: v for k, v in original.items() if k.startswith("x-")}
     out.update(clean({"type": kind, "save_as": inp["save_as"], "error": inp["error"],
                       "max_attempts": f.number("input.max_attempts", integer=True, minimum=1)}))
-    options = TYPE_OPTIONS.get(kind, ())
+    options = INPUT_OPTIONS.get(kind, ())  # another type's option would be a format error
     if "min_length" in options:
         out.update(clean({"min_length": f.number("input.min_length", integer=True, minimum=0),
                           "max_length": f.number("input.max_length", integer=True, minimum=0)}))

@@ -6,8 +6,10 @@ document order) and returns one deterministic list.
 from __future__ import annotations
 
 import gc
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import networkx as nx
@@ -23,10 +25,14 @@ from flows.validate.structure import check_duplicate_id, check_no_start, check_u
 from flows.validate.texts import check_message_too_long
 from flows.validate.transitions import check_ambiguous_transition, check_unreachable_transition
 
-__all__ = ["CHECKS", "ERROR", "SEVERITIES", "WARNING", "Issue", "available_keys", "build_graph", "has_errors", "validate",
-           "validation_result"]
+__all__ = ["CHECKS", "ERROR", "SEVERITIES", "WARNING", "Issue", "available_keys", "bounded", "build_graph",
+           "has_errors", "validate", "validation_result"]
 
 Check = Callable[[Flow, nx.MultiDiGraph], list[Issue]]
+# A validation answer lists this many issues of one code, then says how many more there are; one
+# issue highlights at most NAMES states (and transitions).
+PER_CODE = 100
+NAMES = 500
 
 CHECKS: tuple[Check, ...] = (
     check_no_start,
@@ -77,6 +83,27 @@ def has_errors(issues: Iterable[Issue]) -> bool:
 
 
 def validation_result(flow: Flow) -> dict[str, Any]:
-    """The body of `GET /api/flows/{id}/validation`: `{"ok", "issues"}`."""
+    """The body of `GET /api/flows/{id}/validation`: `{"ok", "issues"}`, kept proportionate by `bounded`."""
     issues = validate(flow)
-    return {"ok": not has_errors(issues), "issues": [item.to_dict() for item in issues]}
+    return {"ok": not has_errors(issues), "issues": [item.to_dict() for item in bounded(issues)]}
+
+
+def bounded(issues: list[Issue], per_code: int = PER_CODE, names: int = NAMES) -> list[Issue]:
+    """The first `per_code` issues of each code, then one saying how many more; at most `names` names each."""
+    seen: Counter[str] = Counter()
+    kept: list[Issue] = []
+    for found in issues:
+        seen[found.code] += 1
+        if seen[found.code] <= per_code:
+            if len(found.states) > names or len(found.transitions) > names:
+                found = replace(found, states=found.states[:names], transitions=found.transitions[:names])
+            kept.append(found)
+    for code, count in seen.items():
+        if count > per_code:
+            more = count - per_code
+            kept.append(Issue(code, SEVERITIES[code],
+                              f"{more:,} more {code} issue{'s' if more > 1 else ''} like the ones above are not listed;"
+                              " fix those and validate again to see the rest."))
+    order = {code: i for i, code in enumerate(dict.fromkeys(found.code for found in issues))}
+    kept.sort(key=lambda found: (found.severity != ERROR, order[found.code]))  # stable: summaries stay last
+    return kept

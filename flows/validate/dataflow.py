@@ -19,11 +19,11 @@ When things are read and set, following "Firing a transition" in the spec:
 from __future__ import annotations
 
 import heapq
-import re
 from functools import cached_property
 
 import networkx as nx
 
+from flows.format import PLACEHOLDER
 from flows.model import COMMANDS, Flow, State, Transition
 from flows.validate.graph import build_graph, start_known, states
 from flows.validate.issue import Issue, issue, names
@@ -35,12 +35,11 @@ _WAITING = "while the dialog waits there"
 
 
 # The renderer's grammar (flows.templates): `{{`/`}}` are literal braces and are consumed first.
-_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def placeholders(text: str) -> list[str]:
     """The keys a template reads, in order (`{{name}}` reads nothing)."""
-    return [key for key in _TOKEN.findall(text) if key] if "{" in text else []
+    return [key for key in PLACEHOLDER.findall(text) if key] if "{" in text else []
 
 
 def check_undefined_variable(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import networkx as nx
 
 from flows.model import COMMANDS, Flow, State, Transition
+from flows.templates import value_text
 from flows.validate.graph import states
 from flows.validate.issue import Issue, issue, names
 
@@ -144,12 +145,13 @@ def _ruled_out(flow: Flow, graph: nx.MultiDiGraph) -> list[tuple[Issue, Transiti
     if cached is not None:
         return cached
     commands = _command_matches(flow)
+    ttl = flow.settings.session_ttl
     cached = []
     for state in states(flow, graph):
         if state.final:
             continue
         for tr in flow.outgoing(state.id):
-            why, whole = _never_fires(state, tr, commands) if tr.on in _SUSPECT else ("", False)
+            why, whole = _never_fires(state, tr, commands, ttl) if tr.on in _SUSPECT else ("", False)
             if why:
                 cached.append((issue("unreachable_transition", f'Transition "{tr.id}" from state "{state.id}" {why}',
                                      states=[state.id], transitions=[tr.id]), tr, whole))
@@ -157,8 +159,8 @@ def _ruled_out(flow: Flow, graph: nx.MultiDiGraph) -> list[tuple[Issue, Transiti
     return cached
 
 
-# Triggers `_never_fires` can say something about; events, timeouts and attachments can always fire.
-_SUSPECT = frozenset({"else", "input", "invalid", "text", "button"})
+# Triggers `_never_fires` can say something about; events and attachments can always fire.
+_SUSPECT = frozenset({"else", "input", "invalid", "text", "button", "timeout"})
 
 
 def _command_matches(flow: Flow) -> dict[str, str]:
@@ -171,8 +173,12 @@ def _command_matches(flow: Flow) -> dict[str, str]:
     return found
 
 
-def _never_fires(state: State, tr: Transition, commands: dict[str, str]) -> tuple[str, bool]:
+def _never_fires(state: State, tr: Transition, commands: dict[str, str], ttl: float) -> tuple[str, bool]:
     """Why `tr` cannot fire (at all, or for some texts) as a sentence, and whether it never fires at all."""
+    if tr.on == "timeout" and tr.after is not None and tr.after >= ttl:
+        return (f"can never fire: it waits {value_text(tr.after)} s, but an idle dialog expires after"
+                f" session_ttl ({value_text(ttl)} s). Make after smaller than session_ttl, or raise"
+                " session_ttl."), True
     if tr.on == "else" and state.input is not None:
         return ("can never fire: the state waits for input, so every message is treated as input. Use an"
                 ' "input" transition, an "invalid" transition with max_attempts, or remove it.'), True

@@ -9,10 +9,12 @@ from flows.session import Reply
 MAX_TEXT = 4000
 MAX_BUTTON_TEXT = 128
 MAX_CALLBACK_PAYLOAD = 1024
+# A document's request buttons as MAX button types.
+_REQUESTS = {"contact": "request_contact", "location": "request_geo_location"}
 
 
 def button(spec: dict[str, str]) -> dict[str, str]:
-    """One MAX button from a neutral {"text", "payload"} or {"text", "url"} dict."""
+    """One MAX button from a neutral {"text", "payload"}, {"text", "url"} or {"text", "request"} dict."""
     # A rendered template may grow past the limit; a cut label beats a message MAX refuses outright.
     text = spec.get("text") or ""
     if len(text) > MAX_BUTTON_TEXT:
@@ -20,6 +22,9 @@ def button(spec: dict[str, str]) -> dict[str, str]:
     url = spec.get("url")
     if url:
         return {"type": "link", "text": text, "url": url}
+    request = spec.get("request")
+    if request in _REQUESTS:
+        return {"type": _REQUESTS[request], "text": text}
     return {"type": "callback", "text": text, "payload": spec.get("payload") or ""}
 
 

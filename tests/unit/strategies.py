@@ -40,10 +40,14 @@ def _maybe(draw: st.DrawFn, key: str, strategy: st.SearchStrategy[Any], into: di
 
 @st.composite
 def buttons(draw: st.DrawFn) -> dict[str, str]:
-    """A callback button or, now and then, a link button."""
+    """A callback button or, now and then, a link button or a request for a contact or location."""
     text = draw(st.one_of(WORDS, ANY_TEXT))
-    if draw(st.integers(0, 4)) == 0:
-        return {"text": text, "url": draw(st.sampled_from(["https://example.org", "http://a.example/x?y=1"]))}
+    sort = draw(st.integers(0, 6))
+    if sort == 0:
+        return {"text": text, "url": draw(st.sampled_from(["https://example.org", "http://a.example/x?y=1",
+                                                            "max://chat/1"]))}
+    if sort == 1:
+        return {"text": text, "request": draw(st.sampled_from(["contact", "location"]))}
     return {"text": text, "payload": draw(st.one_of(WORDS, ANY_TEXT))}
 
 
@@ -112,7 +116,7 @@ def conditions(draw: st.DrawFn) -> dict[str, Any]:
 
 actions = st.one_of(
     st.builds(lambda url: {"type": "webhook", "url": url},
-              st.sampled_from(["https://crm.example/leads", "http://127.0.0.1:9/hook"])),
+              st.sampled_from(["https://crm.example/leads", "http://8.8.8.8:9/hook", "https://[2001:4860::8888]/x"])),
     st.builds(lambda: {"type": "clear"}),
 )
 

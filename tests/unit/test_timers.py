@@ -66,8 +66,7 @@ def test_no_reminder_configured_means_nothing_fires():
 
 def test_timeout_counts_from_entering_the_state_and_sends_the_target():
     d = opened(timed(timeout_after=60, reminder=None))
-    d.now = 30
-    d.send("сообщение", wait=0)  # activity does not move the state's clock
+    assert next_due(d.flow, d.session) == 60
     assert at(d, 59).outcome == "ignored"
     r = at(d, 60)
     assert r.transition == "too_late"
@@ -75,6 +74,25 @@ def test_timeout_counts_from_entering_the_state_and_sends_the_target():
     assert d.state == "late"
     assert d.session.entered_at == 60
     assert d.session.history == ["wait"]
+
+
+def test_timeout_counts_idle_time_so_every_update_that_reaches_the_dialog_restarts_it():
+    flow = timed(timeout_after=60, reminder=None)
+    flow = flow_of([WAIT, LATE], [*flow.document["transitions"],
+                                  {"id": "paid", "from": "wait", "to": "late", "on": "event", "name": "paid",
+                                   "if": [{"var": "amount", "op": "ge", "value": 100}]}],
+                   settings={"session_ttl": 1000}, commands={"help": {"match": ["/help"], "reply": "Ждём"}})
+    d = opened(flow)
+    d.now = 30
+    d.send("сообщение", wait=0)  # input that keeps the dialog in its state
+    assert next_due(d.flow, d.session) == 90
+    d.now = 50
+    d.send("/help", wait=0)  # a command that keeps the dialog
+    assert next_due(d.flow, d.session) == 110
+    ignored = step(d.flow, d.session, Update.event("shipped"), 70)  # an event nobody takes
+    assert ignored.outcome == "ignored" and next_due(d.flow, ignored.session) == 110
+    assert at(d, 109).outcome == "ignored"
+    assert at(d, 110).transition == "too_late"
 
 
 def test_timeout_with_false_condition_waits_for_the_next_activity():
@@ -85,10 +103,11 @@ def test_timeout_with_false_condition_waits_for_the_next_activity():
     assert next_due(d.flow, d.session) == 1000  # only the expiry is left
     assert at(d, 70).transition is None
     d.now = 80
-    d.send("оплачу позже", wait=0)  # saves `note`; the timeout may fire again
+    d.send("оплачу позже", wait=0)  # saves `note`; the timeout may fire again, after 60 s more of idling
     assert d.session.timeout_held is False
-    assert next_due(d.flow, d.session) == 60
-    r = at(d, 81)
+    assert next_due(d.flow, d.session) == 140
+    assert at(d, 139).transition is None
+    r = at(d, 140)
     assert r.transition == "too_late"
 
 

@@ -169,3 +169,15 @@ def test_ordinary_transitions_are_reachable() -> None:
     flow = make([go("ok", "input"), go("no", "invalid", "y"), go("t", "text", "z", match=["stop"]),
                  go("late", "timeout", "z", after=60)], waits=True)
     assert named(flow, "unreachable_transition") == []
+
+
+@pytest.mark.parametrize("after, ttl, warned", [(1800, 1800, True), (3600, 1800, True), (1799, 1800, False)])
+def test_a_timeout_not_below_session_ttl_can_never_fire(after: int, ttl: int, warned: bool) -> None:
+    flow = make([go("late", "timeout", after=after), go("yes", "button", "y", payload="yes")],
+                settings={"session_ttl": ttl})
+    found = [i for i in validate(flow) if i.code == "unreachable_transition"]
+    if warned:
+        assert [(i.severity, i.transitions) for i in found] == [("warning", ("late",))]
+        assert "session_ttl" in found[0].message
+    else:
+        assert found == []
