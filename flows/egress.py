@@ -62,10 +62,13 @@ def literal_address(host: str) -> Address | None:
         return _legacy_ipv4(bare)
 
 
-def _why(address: Address) -> str | None:
-    mapped = getattr(address, "ipv4_mapped", None) or getattr(address, "sixtofour", None)
+def refused_address(address: Address) -> str | None:
+    """Why the server must not call this address on a flow's behalf ("a loopback address ..."), or None."""
+    teredo = getattr(address, "teredo", None)
+    mapped = (getattr(address, "ipv4_mapped", None) or getattr(address, "sixtofour", None)
+              or (teredo[1] if teredo else None))
     if mapped is not None:
-        return _why(mapped)
+        return refused_address(mapped)
     if address in _METADATA:
         return "a cloud metadata address"
     if address.is_loopback:
@@ -83,7 +86,8 @@ def _why(address: Address) -> str | None:
     return None
 
 
-def _allowed(host: str, address: Address | None, allow: Iterable[str]) -> bool:
+def allowed(host: str, address: Address | None, allow: Iterable[str]) -> bool:
+    """Whether the deployment's allow list names this host, or a network holding its address."""
     for entry in allow:
         entry = entry.strip().lower()
         if not entry:
@@ -105,10 +109,10 @@ def refused_host(host: Any, allow: Iterable[str] = ()) -> str | None:
         return "it names no host"
     name = host.strip().rstrip(".").lower()
     address = literal_address(name)
-    if _allowed(name, address, allow):
+    if allowed(name, address, allow):
         return None
     if address is not None:
-        return _why(address)
+        return refused_address(address)
     if name in _LOCAL_NAMES or name.endswith(".localhost"):
         return "a name for this machine or a metadata service"
     return None

@@ -1,25 +1,23 @@
 """Outbound webhook actions that cannot reach the server's own network: checked at connect time, capped, timed out."""
-# `refused_address` and `refused_host` classify addresses here until flows/egress.py (the document-level
-# check) provides the same rule; then this module imports it from there instead.
+# Which addresses are internal is one rule, flows.egress (the loader applies it to literal hosts); here it is
+# applied to the addresses a name resolves to and to the peer a connection really reached.
 from __future__ import annotations
 
 import asyncio
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from flows.egress import allowed, refused_address
+
 RESPONSE_LIMIT = 64 * 1024
 TIMEOUT = 10.0
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 Resolver = Callable[[str, int], Awaitable[list[str]]]
-# Cloud metadata services outside the ranges ipaddress already calls private or link-local.
-METADATA = (ipaddress.ip_network("100.100.100.200/32"), ipaddress.ip_network("fd00:ec2::254/128"))
-SHARED = ipaddress.ip_network("100.64.0.0/10")
 
 
 class EgressRefused(httpx.HTTPError):
@@ -32,26 +30,25 @@ class EgressRefused(httpx.HTTPError):
 class Allow:
     """BOTFLOW_ACTION_ALLOW: host names and networks actions may reach although they are internal."""
 
-    hosts: frozenset[str] = frozenset()
-    networks: tuple[IPNetwork, ...] = field(default=())
+    entries: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, entries: Iterable[str]) -> Allow:
         """From "crm.local", "10.0.0.0/8", "127.0.0.1"; ValueError names an entry that is neither."""
-        hosts, networks = set(), []
+        kept = []
         for entry in (e.strip() for e in entries):
             if not entry:
                 continue
             try:
-                networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
+                ipaddress.ip_network(entry.strip("[]"), strict=False)
             except ValueError:
                 if not is_host_name(entry):
                     raise ValueError(entry) from None
-                hosts.add(entry.lower().rstrip("."))
-        return cls(frozenset(hosts), tuple(networks))
+            kept.append(entry.lower().rstrip("."))
+        return cls(tuple(kept))
 
     def permits(self, host: str, address: IPAddress) -> bool:
-        return host.lower().rstrip(".") in self.hosts or any(address in net for net in self.networks)
+        return allowed(host.lower().rstrip("."), address, self.entries)
 
 
 def is_host_name(value: str) -> bool:
@@ -59,34 +56,6 @@ def is_host_name(value: str) -> bool:
     return 0 < len(value) <= 253 and all(
         0 < len(label) <= 63 and label.replace("-", "").isalnum() and label.isascii()
         and not label.startswith("-") and not label.endswith("-") for label in labels)
-
-
-def refused_address(address: IPAddress) -> str | None:
-    """Why the server must not call this address on a flow's behalf ("loopback", ...), or None."""
-    if isinstance(address, ipaddress.IPv6Address):
-        embedded = address.ipv4_mapped or address.sixtofour or (address.teredo[1] if address.teredo else None)
-        if embedded is not None:
-            return refused_address(embedded)
-    if any(address in net for net in METADATA):
-        return "cloud metadata"
-    for reason, flag in (("loopback", address.is_loopback), ("unspecified", address.is_unspecified),
-                         ("link-local", address.is_link_local), ("multicast", address.is_multicast),
-                         ("private", address.is_private), ("reserved", address.is_reserved)):
-        if flag:
-            return reason
-    if isinstance(address, ipaddress.IPv4Address) and address in SHARED:
-        return "shared (carrier-grade NAT)"
-    return None
-
-
-def refused_host(host: str, allow: Allow | None = None) -> str | None:
-    """For a host written as an IP address: why it is refused, or None (names are checked once resolved)."""
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return None
-    reason = refused_address(address)
-    return None if reason is None or (allow and allow.permits(host, address)) else reason
 
 
 async def system_resolver(host: str, port: int) -> list[str]:
@@ -171,7 +140,7 @@ def _peer_refusal(stream: Any, host: str, allow: Allow) -> str | None:
     reason = refused_address(address)
     if reason is None or allow.permits(host, address):
         return None
-    return f"{host} connected to {address}, a {reason} address; list it in BOTFLOW_ACTION_ALLOW to let actions reach it."
+    return f"{host} connected to {address}, {reason}; list it in BOTFLOW_ACTION_ALLOW to let actions reach it."
 
 
 def _peer_guard(host: str, allow: Allow) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
