@@ -108,7 +108,11 @@ async def test_redirects_are_not_followed(listener):
 def test_the_allow_setting_is_checked():
     settings = Settings.from_env({"BOTFLOW_ACTION_ALLOW": "crm.internal, 10.0.0.0/8,127.0.0.1"})
     allow = Allow.parse(settings.action_allow)
-    assert allow.hosts == {"crm.internal"} and len(allow.networks) == 2
+    import ipaddress
+    assert allow.permits("CRM.internal", ipaddress.ip_address("192.168.5.5"))
+    assert allow.permits("other.internal", ipaddress.ip_address("10.1.2.3"))
+    assert allow.permits("other.internal", ipaddress.ip_address("127.0.0.1"))
+    assert not allow.permits("other.internal", ipaddress.ip_address("192.168.5.5"))
     with pytest.raises(SettingsError) as bad:
         Settings.from_env({"BOTFLOW_ACTION_ALLOW": "crm.internal,not a host!"})
     assert "BOTFLOW_ACTION_ALLOW" in str(bad.value) and "not a host!" in str(bad.value)
