@@ -26,6 +26,7 @@ from server.headers import security_headers_middleware, template_nonce
 from server.db.engine import Database
 from server.db.migrate import upgrade
 from server.errors import EXCEPTION_HANDLERS
+from server.services.flows import set_action_allow
 from server.settings import Settings
 from server.static_files import StaticFiles
 
@@ -101,6 +102,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     from server.api import ROUTES as API_ROUTES
 
     settings = settings or Settings.from_env()
+    set_action_allow(settings.action_allow)
     key = hashlib.sha256(settings.secret_key.encode()).digest()
     https = bool(settings.public_url and settings.public_url.startswith("https"))
     session_config = CookieBackendConfig(

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from flows.errors import FlowFormatError
 from flows.load import load
+from server.services.flows import action_allow
 
 INDEX = re.compile(r"\[(\d{1,6})\]")
 
@@ -144,7 +145,7 @@ def place_errors(details: list[dict[str, str]], prefix: str, anchors: list[str],
 def format_problems(document: dict[str, Any]) -> list[dict[str, str]]:
     """What the loader rejects in `document` (empty when it loads)."""
     try:
-        load(document)
+        load(document, allow=action_allow())
     except FlowFormatError as exc:
         return exc.details or [{"path": "", "message": exc.message}]
     return []

@@ -39,10 +39,24 @@ def to_text(document: dict[str, Any]) -> str:
     return text
 
 
+# BOTFLOW_ACTION_ALLOW of the running app (create_app sets it): every way a draft is saved applies one list.
+_action_allow: tuple[str, ...] = ()
+
+
+def set_action_allow(entries: tuple[str, ...]) -> None:
+    """The internal hosts and networks webhook actions may name in documents saved from now on."""
+    global _action_allow
+    _action_allow = tuple(entries)
+
+
+def action_allow() -> tuple[str, ...]:
+    return _action_allow
+
+
 def check_document(raw: Any) -> Flow:
     """A parsed body as a Flow; FlowFormatError (422 with one detail per problem) otherwise."""
     try:
-        return load(raw)
+        return load(raw, allow=_action_allow)
     except RecursionError:
         raise FlowFormatError("The document is nested too deeply to read.",
                               [{"path": "", "message": "nested too deeply"}]) from None
@@ -67,8 +81,12 @@ async def get_draft(session: AsyncSession, flow_id: str) -> tuple[dict[str, Any]
 
 
 def draft_flow(document: dict[str, Any]) -> Flow:
-    """A stored draft as a Flow (stored drafts always passed the loader)."""
-    return check_document(document)
+    """A stored draft as a Flow (stored drafts always passed the loader; their action hosts were checked then)."""
+    try:
+        return load(document, allow=None)
+    except RecursionError:
+        raise FlowFormatError("The document is nested too deeply to read.",
+                              [{"path": "", "message": "nested too deeply"}]) from None
 
 
 async def create_flow(session: AsyncSession, raw: Any, actor: str | None) -> FlowRow:
