@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
 import logging
 from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import Any
 
 from litestar import Litestar, Request
 from litestar.config.csrf import CSRFConfig
@@ -19,30 +17,22 @@ from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 from sqlalchemy.ext.asyncio import AsyncSession
 
+import web
+from server.api import ROUTES as API_ROUTES
 from server.auth import auth_middleware
 from server.db.engine import Database
 from server.db.migrate import upgrade
 from server.errors import EXCEPTION_HANDLERS
+from server.runtime import fastpath, lifecycle
+from server.runtime.routes import ROUTES as RUNTIME_ROUTES
 from server.settings import Settings
+from server.services.users import ensure_bootstrap
+from web.routes import ROUTES as WEB_ROUTES
 
 log = logging.getLogger("botflow.app")
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def optional_routes(module_name: str) -> list[Any]:
-    """`ROUTES` of another stream's module; empty while that module does not exist yet."""
-    module = optional_module(module_name)
-    return list(getattr(module, "ROUTES", [])) if module else []
-
-
-def optional_module(module_name: str) -> Any:
-    """Import a module that may not be written yet; real import errors inside it still raise."""
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
-            return None
-        raise
+WEB_DIR = Path(web.__file__).resolve().parent
+# In the repository web/static links to the top-level static/; an installed wheel carries a copy there.
+STATIC_DIR = WEB_DIR / "static"
 
 
 async def provide_db_session(state: State) -> AsyncGenerator[AsyncSession, None]:
@@ -53,8 +43,6 @@ async def provide_db_session(state: State) -> AsyncGenerator[AsyncSession, None]
 
 async def startup(app: Litestar) -> None:
     """Open the database, migrate it, refresh the bootstrap token, then start the runtime."""
-    from server.services.users import ensure_bootstrap
-
     settings: Settings = app.state.settings
     if settings.secret_key_generated:
         log.warning("BOTFLOW_SECRET_KEY is not set: browser sessions end when the server restarts")
@@ -63,19 +51,15 @@ async def startup(app: Litestar) -> None:
     if settings.bootstrap_token:
         async with app.state.db.session() as session:
             await ensure_bootstrap(session, settings.bootstrap_token)
-    lifecycle = optional_module("server.runtime.lifecycle")
-    if lifecycle is not None and hasattr(lifecycle, "startup"):
-        await lifecycle.startup(app)
+    await lifecycle.startup(app)
 
 
 async def shutdown(app: Litestar) -> None:
     """Stop the runtime, then close the database."""
-    lifecycle = optional_module("server.runtime.lifecycle")
-    if lifecycle is not None and hasattr(lifecycle, "shutdown"):
-        try:
-            await lifecycle.shutdown(app)
-        except Exception:  # closing the database still matters when the runtime fails to stop
-            log.exception("runtime shutdown failed")
+    try:
+        await lifecycle.shutdown(app)
+    except Exception:  # closing the database still matters when the runtime fails to stop
+        log.exception("runtime shutdown failed")
     db = getattr(app.state, "db", None)
     if db is not None:
         await db.dispose()
@@ -83,8 +67,6 @@ async def shutdown(app: Litestar) -> None:
 
 def create_app(settings: Settings | None = None) -> Litestar:
     """A configured app; raises SettingsError when the environment has a bad value."""
-    from server.api import ROUTES as API_ROUTES
-
     settings = settings or Settings.from_env()
     key = hashlib.sha256(settings.secret_key.encode()).digest()
     session_config = CookieBackendConfig(
@@ -100,9 +82,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
     routes = [
         *API_ROUTES,
-        *optional_routes("server.runtime.routes"),
-        *optional_routes("web.routes"),
-        create_static_files_router(path="/static", directories=[ROOT / "static"], include_in_schema=False),
+        *RUNTIME_ROUTES,
+        *WEB_ROUTES,
+        create_static_files_router(path="/static", directories=[STATIC_DIR], include_in_schema=False),
     ]
     app = Litestar(
         route_handlers=routes,
@@ -114,13 +96,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
         on_startup=[startup],
         on_shutdown=[shutdown],
         request_max_body_size=settings.max_body,
-        template_config=TemplateConfig(directory=ROOT / "web" / "templates", engine=JinjaTemplateEngine),
+        template_config=TemplateConfig(directory=WEB_DIR / "templates", engine=JinjaTemplateEngine),
         openapi_config=OpenAPIConfig(title="Botflow", version="0.1.0", path="/schema"),
         debug=False,
     )
-    fastpath = optional_module("server.runtime.fastpath")
-    if fastpath is not None:
-        fastpath.install(app)  # MAX webhooks skip the router and the middleware they do not use
+    fastpath.install(app)  # MAX webhooks skip the router and the middleware they do not use
     return app
 
 
