@@ -22,6 +22,8 @@ from server.api import ROUTES as API_ROUTES
 from server.auth import auth_middleware
 from server.db.engine import Database
 from server.db.migrate import upgrade
+from server.db.outage import OUTAGE_HANDLERS
+from server.dependencies import wait_for_dependencies
 from server.errors import EXCEPTION_HANDLERS
 from server.runtime import fastpath, lifecycle
 from server.runtime.routes import ROUTES as RUNTIME_ROUTES
@@ -46,7 +48,8 @@ async def startup(app: Litestar) -> None:
     settings: Settings = app.state.settings
     if settings.secret_key_generated:
         log.warning("BOTFLOW_SECRET_KEY is not set: browser sessions end when the server restarts")
-    app.state.db = Database(settings.database_url)
+    app.state.db = Database(settings.database_url, settings.db_timeout)
+    await wait_for_dependencies(settings, app.state.db)
     await upgrade(settings.database_url)
     if settings.bootstrap_token:
         async with app.state.db.session() as session:
@@ -92,7 +95,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         dependencies={"db_session": Provide(provide_db_session)},
         middleware=[session_config.middleware, auth_middleware],
         csrf_config=csrf_config,
-        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        exception_handlers={**EXCEPTION_HANDLERS, **OUTAGE_HANDLERS},  # type: ignore[arg-type]
         on_startup=[startup],
         on_shutdown=[shutdown],
         request_max_body_size=settings.max_body,

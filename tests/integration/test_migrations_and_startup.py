@@ -107,6 +107,11 @@ def test_serve_on_a_fresh_directory_needs_no_setup(tmp_path):
     ("BOTFLOW_PUBLIC_URL", "bots.example.com"),
     ("BOTFLOW_REDIS_URL", "localhost:6379"),
     ("BOTFLOW_MAX_API_URL", "ftp://x"),
+    ("BOTFLOW_DB_TIMEOUT", "0"),
+    ("BOTFLOW_START_TIMEOUT", "soon"),
+    ("BOTFLOW_SHUTDOWN_TIMEOUT", "-1"),
+    ("BOTFLOW_LOG_FORMAT", "xml"),
+    ("BOTFLOW_METRICS_TOKEN", "has spaces in it"),
 ])
 def test_bad_setting_stops_startup_with_one_line(tmp_path, name, value):
     env = clean_env(**{name: value})
