@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 import web
 from server.api import ROUTES as API_ROUTES
+from server.api import metrics
 from server.auth import auth_middleware
 from server.db.engine import Database
 from server.db.migrate import upgrade
@@ -103,6 +104,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         openapi_config=OpenAPIConfig(title="Botflow", version="0.1.0", path="/schema"),
         debug=False,
     )
+    metrics.install(app)  # scrapes skip the middleware, so they answer while the database is down
     fastpath.install(app)  # MAX webhooks skip the router and the middleware they do not use
     return app
 

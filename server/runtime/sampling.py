@@ -1,0 +1,59 @@
+"""Gauges read at scrape time: outbox depth and running dialogs per bot and version.
+
+This samples through the DialogStore interface (users, session, outbox_head), capped per pass and
+reused for SAMPLE_EVERY seconds, so a scrape never walks a large deployment. A store that can count
+directly (a sorted-set size, one GROUP BY) should replace `sample` with its own, same signature.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from server.metrics import DIALOGS, OUTBOX_DEPTH, OUTBOX_OLDEST_SECONDS
+
+SAMPLE_EVERY = 15.0  # seconds a sample is reused
+SAMPLE_CAP = 2_000  # dialogs read per pass at most
+
+
+class Sampler:
+    """Refreshes the sampled gauges at most every SAMPLE_EVERY seconds."""
+
+    def __init__(self, clock: Any = time.monotonic) -> None:
+        self.clock = clock
+        self.taken_at: float | None = None
+        self.labels: set[tuple[str, str]] = set()
+
+    async def refresh(self, runtime: Any, bots: list[str]) -> None:
+        """Sample now unless the last sample is recent."""
+        now = self.clock()
+        if self.taken_at is not None and now - self.taken_at < SAMPLE_EVERY:
+            return
+        self.taken_at = now
+        await self.sample(runtime.store, bots)
+
+    async def sample(self, store: Any, bots: list[str]) -> None:
+        """Read up to SAMPLE_CAP dialogs and set DIALOGS, OUTBOX_DEPTH and OUTBOX_OLDEST_SECONDS."""
+        dialogs: Counter[tuple[str, str]] = Counter()
+        waiting, oldest, seen, wall = 0, 0.0, 0, time.time()
+        for bot in bots:
+            async for user in store.users(bot):
+                if seen >= SAMPLE_CAP:
+                    break
+                seen += 1
+                session = await store.session(bot, user)
+                if session is not None:
+                    dialogs[(bot, str(session.get("version") or ""))] += 1
+                head = await store.outbox_head(bot, user)
+                if head is not None:
+                    waiting += 1
+                    created = head.get("created")
+                    if isinstance(created, int | float):
+                        oldest = max(oldest, wall - created)
+        for labels in self.labels - set(dialogs):
+            DIALOGS.remove(*labels)
+        for (bot, version), count in dialogs.items():
+            DIALOGS.labels(bot=bot, version=version).set(count)
+        self.labels = set(dialogs)
+        OUTBOX_DEPTH.set(waiting)
+        OUTBOX_OLDEST_SECONDS.set(oldest)
