@@ -102,6 +102,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         request_max_body_size=settings.max_body,
         template_config=TemplateConfig(directory=WEB_DIR / "templates", engine=JinjaTemplateEngine),
         openapi_config=OpenAPIConfig(title="Botflow", version="0.1.0", path="/schema"),
+        logging_config=None,  # server.logs configures the process once; Litestar would add its own handlers
         debug=False,
     )
     metrics.install(app)  # scrapes skip the middleware, so they answer while the database is down

@@ -16,13 +16,16 @@ def run(args: Namespace) -> int:
     import uvicorn
 
     from server.app import create_app
+    from server.logs import configure
+
+    configure(settings.log_format, settings.secret_key, [settings.bootstrap_token, settings.metrics_token])
 
     app = create_app(settings)
     host = getattr(args, "host", None) or "127.0.0.1"
     port = int(getattr(args, "port", None) or 8000)
     # No access log: one formatted line per request costs about as much CPU as a webhook's reply call, and
     # the runtime logs what goes wrong itself. `--access-log` turns it back on.
-    config = uvicorn.Config(app, host=host, port=port, log_level="info", proxy_headers=True,
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", proxy_headers=True, log_config=None,
                             access_log=bool(getattr(args, "access_log", False)),
                             timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout)))
     server = uvicorn.Server(config)
