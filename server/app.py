@@ -28,6 +28,7 @@ from server.dependencies import wait_for_dependencies
 from server.errors import EXCEPTION_HANDLERS
 from server.runtime import fastpath, lifecycle
 from server.runtime.routes import ROUTES as RUNTIME_ROUTES
+from server.runtime.watchdog import SubscriptionWatchdog
 from server.settings import Settings
 from server.services.users import ensure_bootstrap
 from web.routes import ROUTES as WEB_ROUTES
@@ -56,10 +57,18 @@ async def startup(app: Litestar) -> None:
         async with app.state.db.session() as session:
             await ensure_bootstrap(session, settings.bootstrap_token)
     await lifecycle.startup(app)
+    app.state.watchdog = None
+    if settings.public_url:
+        app.state.watchdog = SubscriptionWatchdog(app.state.db.sessionmaker, app.state.runtime.client,
+                                                  settings.public_url, settings.subscription_check)
+        app.state.watchdog.start()
 
 
 async def shutdown(app: Litestar) -> None:
-    """Stop the runtime, then close the database."""
+    """Stop the subscription checks and the runtime, then close the database."""
+    watchdog = getattr(app.state, "watchdog", None)
+    if watchdog is not None:
+        await watchdog.stop()
     try:
         await lifecycle.shutdown(app)
     except Exception:  # closing the database still matters when the runtime fails to stop

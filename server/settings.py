@@ -36,6 +36,8 @@ class Settings:
     start_timeout: float = 60.0
     # Seconds SIGTERM waits for requests, turns and sends in flight.
     shutdown_timeout: float = 20.0
+    # Seconds between checks that MAX still lists each bot's webhook (with BOTFLOW_PUBLIC_URL set).
+    subscription_check: float = 300.0
     log_format: str | None = None
     metrics_token: str | None = None
     # True when no BOTFLOW_SECRET_KEY was given, so sessions will not survive a restart.
@@ -63,6 +65,7 @@ class Settings:
             db_timeout=seconds("BOTFLOW_DB_TIMEOUT", get("BOTFLOW_DB_TIMEOUT"), 5.0),
             start_timeout=seconds("BOTFLOW_START_TIMEOUT", get("BOTFLOW_START_TIMEOUT"), 60.0, zero_ok=True),
             shutdown_timeout=seconds("BOTFLOW_SHUTDOWN_TIMEOUT", get("BOTFLOW_SHUTDOWN_TIMEOUT"), 20.0),
+            subscription_check=seconds("BOTFLOW_SUBSCRIPTION_CHECK", get("BOTFLOW_SUBSCRIPTION_CHECK"), 300.0),
             log_format=log_format(get("BOTFLOW_LOG_FORMAT")),
             metrics_token=bootstrap_token(get("BOTFLOW_METRICS_TOKEN"), "BOTFLOW_METRICS_TOKEN"),
             secret_key_generated=secret is None,

@@ -291,3 +291,12 @@ async def test_poll_runs_updates_through_the_app_until_stopped(fake_max: FakeMax
     stop.set()
     await asyncio.wait_for(polling, 10)  # the stop cuts the 30 s long poll short
     assert [r["text"] for r in fake_max.sent_messages(chat_id=1077)] == ["Привет! Как вас зовут?", "Введите телефон в формате +7XXXXXXXXXX"]
+
+
+def test_error_answers_are_judged_by_their_code_first() -> None:
+    from server.runtime.max_client import retryable
+
+    assert retryable(400, "attachment.not.ready")  # MAX is still processing an upload: try again
+    assert not retryable(503, "verify.token")  # a bad token stays bad whatever the status
+    assert not retryable(400, "proto.payload") and not retryable(403, "chat.denied")
+    assert retryable(429, "some.new.code") and retryable(502, "") and not retryable(404, "some.new.code")
