@@ -9,14 +9,19 @@ from flows.session import Reply
 MAX_TEXT = 4000
 MAX_BUTTON_TEXT = 128
 MAX_CALLBACK_PAYLOAD = 1024
+# Buttons that ask the user's client for something instead of sending a payload.
+REQUEST_TYPES = {"contact": "request_contact", "location": "request_geo_location"}
 
 
 def button(spec: dict[str, str]) -> dict[str, str]:
-    """One MAX button from a neutral {"text", "payload"} or {"text", "url"} dict."""
+    """One MAX button from a neutral {"text", "payload"}, {"text", "url"} or {"text", "request"} dict."""
     # A rendered template may grow past the limit; a cut label beats a message MAX refuses outright.
     text = spec.get("text") or ""
     if len(text) > MAX_BUTTON_TEXT:
         text = text[: MAX_BUTTON_TEXT - 1] + "…"
+    request = REQUEST_TYPES.get(spec.get("request") or "")
+    if request:
+        return {"type": request, "text": text}
     url = spec.get("url")
     if url:
         return {"type": "link", "text": text, "url": url}
