@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from server.metrics import DIALOGS, OUTBOX_DEPTH, OUTBOX_OLDEST_SECONDS
@@ -35,21 +36,15 @@ class Sampler:
     async def sample(self, store: Any, bots: list[str]) -> None:
         """Read up to SAMPLE_CAP dialogs and set DIALOGS, OUTBOX_DEPTH and OUTBOX_OLDEST_SECONDS."""
         dialogs: Counter[tuple[str, str]] = Counter()
-        waiting, oldest, seen, wall = 0, 0.0, 0, time.time()
+        waiting, oldest, left = 0, 0.0, SAMPLE_CAP
         for bot in bots:
-            async for user in store.users(bot):
-                if seen >= SAMPLE_CAP:
-                    break
-                seen += 1
-                session = await store.session(bot, user)
-                if session is not None:
-                    dialogs[(bot, str(session.get("version") or ""))] += 1
-                head = await store.outbox_head(bot, user)
-                if head is not None:
-                    waiting += 1
-                    created = head.get("created")
-                    if isinstance(created, int | float):
-                        oldest = max(oldest, wall - created)
+            counts = await bot_counts(store, bot, left)
+            left -= counts.read
+            dialogs.update({(bot, version): n for version, n in counts.dialogs.items()})
+            waiting += counts.waiting
+            oldest = max(oldest, counts.oldest)
+            if left <= 0:
+                break
         for labels in self.labels - set(dialogs):
             DIALOGS.remove(*labels)
         for (bot, version), count in dialogs.items():
@@ -57,3 +52,34 @@ class Sampler:
         self.labels = set(dialogs)
         OUTBOX_DEPTH.set(waiting)
         OUTBOX_OLDEST_SECONDS.set(oldest)
+
+
+@dataclass(slots=True)
+class BotCounts:
+    """One bot's running dialogs per version and users with replies waiting, from up to `cap` dialogs."""
+
+    dialogs: Counter[str] = field(default_factory=Counter)
+    waiting: int = 0
+    oldest: float = 0.0  # age in seconds of the oldest waiting entry that says when it was made
+    read: int = 0
+    complete: bool = True  # False when the cap stopped the walk
+
+
+async def bot_counts(store: Any, bot: str, cap: int = SAMPLE_CAP) -> BotCounts:
+    """Walk a bot's dialogs through the store interface, reading at most `cap`."""
+    counts, wall = BotCounts(), time.time()
+    async for user in store.users(bot):
+        if counts.read >= cap:
+            counts.complete = False
+            break
+        counts.read += 1
+        session = await store.session(bot, user)
+        if session is not None:
+            counts.dialogs[str(session.get("version") or "")] += 1
+        head = await store.outbox_head(bot, user)
+        if head is not None:
+            counts.waiting += 1
+            created = head.get("created")
+            if isinstance(created, int | float):
+                counts.oldest = max(counts.oldest, wall - created)
+    return counts
