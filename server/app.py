@@ -26,6 +26,7 @@ from server.db.migrate import upgrade
 from server.db.outage import OUTAGE_HANDLERS
 from server.dependencies import wait_for_dependencies
 from server.errors import EXCEPTION_HANDLERS
+from server.logs import install_request_ids
 from server.runtime import fastpath, lifecycle
 from server.runtime.routes import ROUTES as RUNTIME_ROUTES
 from server.runtime.watchdog import SubscriptionWatchdog
@@ -114,6 +115,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         logging_config=None,  # server.logs configures the process once; Litestar would add its own handlers
         debug=False,
     )
+    install_request_ids(app)  # every line logged while serving a page or API request names it
     metrics.install(app)  # scrapes skip the middleware, so they answer while the database is down
     fastpath.install(app)  # MAX webhooks skip the router and the middleware they do not use
     return app

@@ -10,8 +10,10 @@ import hashlib
 import hmac
 import json
 import logging
+import os
 import re
 import sys
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
@@ -19,6 +21,9 @@ FIELDS = ("request_id", "bot", "flow", "version", "state", "outcome", "duration"
 USER_FIELDS = ("user", "user_id", "chat_id")
 TEXT_FIELDS = ("text",)
 MASK = "***"
+# The request being served, for every line logged while serving it (and by tasks it starts).
+REQUEST_ID: ContextVar[str | None] = ContextVar("request_id", default=None)
+_REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 # Credentials as they appear in headers, URLs, JSON and key=value pairs.
 _SECRET_PATTERNS = [
@@ -70,7 +75,12 @@ class _Base(logging.Formatter):
     def fields(self, record: logging.LogRecord) -> dict[str, Any]:
         """The structured extras of a record, users hashed, texts only at DEBUG."""
         out: dict[str, Any] = {}
+        request_id = getattr(record, "request_id", None) or REQUEST_ID.get()
+        if request_id:
+            out["request_id"] = request_id
         for name in FIELDS:
+            if name == "request_id":
+                continue
             value = getattr(record, name, None)
             if value is not None:
                 out[name] = value if isinstance(value, int | float | bool) else self.scrub(str(value))
@@ -137,3 +147,30 @@ def configure(fmt: str | None, secret_key: str, secrets: list[str | None], level
         logger.handlers.clear()
         logger.propagate = True
     return handler
+
+
+class RequestIds:
+    """ASGI wrapper: each HTTP request gets an id, the caller's X-Request-Id when it is a sane token."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.inner(scope, receive, send)
+            return
+        given = None
+        for name, value in scope["headers"]:
+            if name == b"x-request-id":
+                given = value.decode("latin-1")
+                break
+        token = REQUEST_ID.set(given if given and _REQUEST_ID_RE.match(given) else os.urandom(6).hex())
+        try:
+            await self.inner(scope, receive, send)
+        finally:
+            REQUEST_ID.reset(token)
+
+
+def install_request_ids(app: Any) -> None:
+    """Put RequestIds in front of Litestar (webhooks take the fast path ahead of it: bot and user name them)."""
+    app.asgi_handler = RequestIds(app.asgi_handler)

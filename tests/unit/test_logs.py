@@ -76,3 +76,19 @@ def test_text_format_is_one_readable_line(output: io.StringIO) -> None:
     [line] = stream.getvalue().splitlines()
     assert "WARNING" in line and "botflow.db: waiting for the database" in line and "bot=b" in line
     assert "user=" in line and " 7" not in line.split("[")[1]
+
+
+async def test_lines_logged_while_serving_a_request_carry_its_id(output: io.StringIO) -> None:
+    from server.logs import RequestIds
+
+    async def inner(scope, receive, send) -> None:
+        logging.getLogger("botflow.api").warning("inside")
+
+    wrapped = RequestIds(inner)
+    await wrapped({"type": "http", "headers": [(b"x-request-id", b"abc-123")]}, None, None)
+    await wrapped({"type": "http", "headers": [(b"x-request-id", b"bad id\r\nx")]}, None, None)
+    logging.getLogger("botflow.api").warning("outside")
+    given, generated, outside = lines(output)
+    assert given["request_id"] == "abc-123"
+    assert len(generated["request_id"]) == 12 and "bad" not in generated["request_id"]
+    assert "request_id" not in outside
