@@ -79,7 +79,7 @@ class OutageProxy:
             up_reader, up_writer = await asyncio.open_connection(*self.target)
             self._writers.add(up_writer)
             await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
-        except OSError:
+        except (OSError, asyncio.CancelledError):  # cancelled: the proxy is closing; end quietly
             pass
         finally:
             writer.transport.abort()
