@@ -72,7 +72,7 @@ class MetricsEndpoint:
 
     async def _sample(self, state: Any) -> None:
         runtime = getattr(state, "runtime", None)
-        if runtime is None:
+        if runtime is None or not self.sampler.due():
             return
         try:
             await asyncio.wait_for(self.sampler.refresh(runtime, await _bots(state)), SAMPLE_SECONDS)

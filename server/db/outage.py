@@ -4,7 +4,9 @@ from __future__ import annotations
 import logging
 from types import TracebackType
 
-from litestar import Request, Response
+from html import escape
+
+from litestar import MediaType, Request, Response
 from sqlalchemy import exc as sa_exc
 
 from server.errors import error_body, internal_error_handler
@@ -15,6 +17,7 @@ log = logging.getLogger("botflow.db")
 # Modules whose frames mark an OSError (refused, reset, timed out) as the database's.
 DRIVER_MODULES = ("asyncpg", "aiosqlite", "sqlalchemy", "server.db")
 UNAVAILABLE_MESSAGE = "The database is not answering right now; nothing was changed. Retry in a moment."
+PAGE_MESSAGE = "The server cannot reach its database right now, so nothing was changed. Try again in a moment."
 
 
 class DatabaseUnavailable(Exception):
@@ -46,8 +49,15 @@ def outage_handler(request: Request, exc: Exception) -> Response:
     DATABASE_ERRORS.inc()
     log.warning("database unavailable on %s %s: %s", request.method, request.url.path,
                 f"{type(exc).__name__}: {exc}".rstrip(": "))
-    return Response(error_body("unavailable", UNAVAILABLE_MESSAGE), status_code=503,
-                    headers={"Retry-After": "5"})
+    headers = {"Retry-After": "5"}
+    if request.url.path.startswith(("/api/", "/webhooks/")) or "text/html" not in request.headers.get("accept", ""):
+        return Response(error_body("unavailable", UNAVAILABLE_MESSAGE), status_code=503, headers=headers)
+    # A person in the designer: a sentence, as a fragment for htmx or as a small page.
+    notice = f'<p class="notice error" role="alert">{escape(PAGE_MESSAGE)}</p>'
+    body = notice if request.headers.get("hx-request") else (
+        f'<!doctype html><html><head><meta charset="utf-8"><title>Try again in a moment</title>'
+        f'<link rel="stylesheet" href="/static/css/app.css"></head><body><main>{notice}</main></body></html>')
+    return Response(body, status_code=503, headers=headers, media_type=MediaType.HTML)
 
 
 OUTAGE_HANDLERS = {

@@ -25,12 +25,15 @@ class Sampler:
         self.taken_at: float | None = None
         self.labels: set[tuple[str, str]] = set()
 
+    def due(self) -> bool:
+        """Whether the last sample is old enough to take a new one."""
+        return self.taken_at is None or self.clock() - self.taken_at >= SAMPLE_EVERY
+
     async def refresh(self, runtime: Any, bots: list[str]) -> None:
         """Sample now unless the last sample is recent."""
-        now = self.clock()
-        if self.taken_at is not None and now - self.taken_at < SAMPLE_EVERY:
+        if not self.due():
             return
-        self.taken_at = now
+        self.taken_at = self.clock()
         await self.sample(runtime.store, bots)
 
     async def sample(self, store: Any, bots: list[str]) -> None:

@@ -67,6 +67,9 @@ async def test_probes_and_api_answer_503_during_an_outage_and_recover(pg_url: st
         body = api.json()
         assert body["error"] == "unavailable" and "database is not answering" in body["message"]
         assert (REGISTRY.get_sample_value("botflow_database_errors_total") or 0) > 0
+        page = await client.get("/flows", headers={**headers, "Accept": "text/html"})
+        assert page.status_code == 503 and page.headers["content-type"].startswith("text/html")
+        assert "cannot reach its database" in page.text and "{" not in page.text.split("<main>")[1]
 
         proxy.set("forward")
         deadline = time.monotonic() + 15
