@@ -1,10 +1,12 @@
-"""PostgreSQL outages: black-holed or refused, the probes and the API answer 503 quickly; start-up waits."""
+"""Outages: PostgreSQL or Redis black-holed or refused; the probes and the API answer 503 quickly; start-up
+waits."""
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -137,3 +139,22 @@ def test_a_replica_gives_up_after_the_start_timeout_with_one_clear_line(pg_url: 
     assert server.returncode != 0
     assert f"the database at 127.0.0.1:{proxy.port}/" in output and "did not answer within 2 s" in output, output
     assert "BOTFLOW_START_TIMEOUT" in output
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("outage", ["blackhole", "closed"])
+async def test_readyz_answers_503_quickly_when_redis_does_not_answer(pg_url: str, outage: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", f"botflow_outage_{uuid.uuid4().hex[:8]}")
+    with OutageProxy(6379) as redis_proxy:
+        app = create_app(Settings(database_url=pg_url, redis_url=f"redis://127.0.0.1:{redis_proxy.port}/0",
+                                  secret_key="outage-test", db_timeout=1.0))
+        async with AsyncTestClient(app=app, timeout=30) as client:
+            assert (await client.get("/readyz")).status_code == 200
+            redis_proxy.set(outage)  # type: ignore[arg-type]
+            started = time.monotonic()
+            ready = await client.get("/readyz")
+            assert time.monotonic() - started < 2.0
+            assert ready.status_code == 503
+            assert ready.json()["checks"] == {"database": "ok", "redis": "unavailable"}
+            redis_proxy.set("forward")
