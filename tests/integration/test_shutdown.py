@@ -67,7 +67,7 @@ def test_sigterm_finishes_the_turn_in_flight_and_exits_0(tmp_path: Path) -> None
                                                     "webhook_secret": SECRET}).status_code == 201
             assert api(base, "POST", "/api/bots/b/publish", {"flow": "registration", "version": 1}).status_code == 200
 
-            fake.delay_next(1, 2.0, "/messages")  # the reply is still on its way to MAX when SIGTERM comes
+            fake.delay_next(1, 3.0, "/messages")  # the reply is still on its way to MAX when SIGTERM comes
             answer: dict[str, Any] = {}
 
             def deliver() -> None:
@@ -76,7 +76,10 @@ def test_sigterm_finishes_the_turn_in_flight_and_exits_0(tmp_path: Path) -> None
 
             sender = threading.Thread(target=deliver)
             sender.start()
-            time.sleep(0.8)  # well inside the 2 s the fake holds the reply
+            deadline = time.monotonic() + 20
+            while any(f["kind"] == "delay" for f in fake._faults):  # taken when the call reaches the fake
+                assert time.monotonic() < deadline, "the reply was never sent to MAX"
+                time.sleep(0.02)
             assert not fake.sent_messages(), "the reply arrived before SIGTERM could catch it in flight"
             server.send_signal(signal.SIGTERM)
             time.sleep(0.3)
