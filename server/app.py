@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
 import logging
 from collections.abc import AsyncGenerator
 from pathlib import Path
@@ -13,41 +12,40 @@ from litestar.config.csrf import CSRFConfig
 from litestar.contrib.jinja import JinjaTemplateEngine
 from litestar.datastructures import State
 from litestar.di import Provide
+from litestar.exceptions import PermissionDeniedException
 from litestar.middleware.session.client_side import CookieBackendConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 from sqlalchemy.ext.asyncio import AsyncSession
 
+import web
+from server.api import ROUTES as API_ROUTES
+from server.api import metrics
 from server.api.docs import render_plugins
 from server.auth import auth_middleware
 from server.csrf import stale_csrf_middleware
 from server.headers import security_headers_middleware, template_nonce
 from server.db.engine import Database
 from server.db.migrate import upgrade
+from server.db.outage import OUTAGE_HANDLERS
+from server.dependencies import wait_for_dependencies
 from server.errors import EXCEPTION_HANDLERS
+from server.logs import install_request_ids
+from server.runtime import fastpath, lifecycle
+from server.runtime.routes import ROUTES as RUNTIME_ROUTES
+from server.runtime.watchdog import SubscriptionWatchdog
 from server.services.flows import set_action_allow
+from server.services.users import ensure_bootstrap
 from server.settings import Settings
 from server.static_files import StaticFiles
+from web.pages_auth import refused_form
+from web.routes import ROUTES as WEB_ROUTES
 
 log = logging.getLogger("botflow.app")
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def optional_routes(module_name: str) -> list[Any]:
-    """`ROUTES` of another stream's module; empty while that module does not exist yet."""
-    module = optional_module(module_name)
-    return list(getattr(module, "ROUTES", [])) if module else []
-
-
-def optional_module(module_name: str) -> Any:
-    """Import a module that may not be written yet; real import errors inside it still raise."""
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
-            return None
-        raise
+WEB_DIR = Path(web.__file__).resolve().parent
+# In the repository web/static links to the top-level static/; an installed wheel carries a copy there.
+STATIC_DIR = WEB_DIR / "static"
 
 
 async def provide_db_session(state: State) -> AsyncGenerator[AsyncSession, None]:
@@ -58,29 +56,32 @@ async def provide_db_session(state: State) -> AsyncGenerator[AsyncSession, None]
 
 async def startup(app: Litestar) -> None:
     """Open the database, migrate it, refresh the bootstrap token, then start the runtime."""
-    from server.services.users import ensure_bootstrap
-
     settings: Settings = app.state.settings
     if settings.secret_key_generated:
         log.warning("BOTFLOW_SECRET_KEY is not set: browser sessions end when the server restarts")
-    app.state.db = Database(settings.database_url)
+    app.state.db = Database(settings.database_url, settings.db_timeout)
+    await wait_for_dependencies(settings, app.state.db)
     await upgrade(settings.database_url)
     if settings.bootstrap_token:
         async with app.state.db.session() as session:
             await ensure_bootstrap(session, settings.bootstrap_token)
-    lifecycle = optional_module("server.runtime.lifecycle")
-    if lifecycle is not None and hasattr(lifecycle, "startup"):
-        await lifecycle.startup(app)
+    await lifecycle.startup(app)
+    app.state.watchdog = None
+    if settings.public_url:
+        app.state.watchdog = SubscriptionWatchdog(app.state.db.sessionmaker, app.state.runtime.client,
+                                                  settings.public_url, settings.subscription_check)
+        app.state.watchdog.start()
 
 
 async def shutdown(app: Litestar) -> None:
-    """Stop the runtime, then close the database."""
-    lifecycle = optional_module("server.runtime.lifecycle")
-    if lifecycle is not None and hasattr(lifecycle, "shutdown"):
-        try:
-            await lifecycle.shutdown(app)
-        except Exception:  # closing the database still matters when the runtime fails to stop
-            log.exception("runtime shutdown failed")
+    """Stop the subscription checks and the runtime, then close the database."""
+    watchdog = getattr(app.state, "watchdog", None)
+    if watchdog is not None:
+        await watchdog.stop()
+    try:
+        await lifecycle.shutdown(app)
+    except Exception:  # closing the database still matters when the runtime fails to stop
+        log.exception("runtime shutdown failed")
     db = getattr(app.state, "db", None)
     if db is not None:
         await db.dispose()
@@ -88,19 +89,11 @@ async def shutdown(app: Litestar) -> None:
 
 def exception_handlers() -> dict[Any, Any]:
     """The API's error handlers, plus the designer's page for a browser form with an outdated CSRF token."""
-    from litestar.exceptions import PermissionDeniedException
-
-    handlers: dict[Any, Any] = dict(EXCEPTION_HANDLERS)
-    auth_pages = optional_module("web.pages_auth")
-    if auth_pages is not None and hasattr(auth_pages, "refused_form"):
-        handlers[PermissionDeniedException] = auth_pages.refused_form
-    return handlers
+    return {**EXCEPTION_HANDLERS, **OUTAGE_HANDLERS, PermissionDeniedException: refused_form}
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
     """A configured app; raises SettingsError when the environment has a bad value."""
-    from server.api import ROUTES as API_ROUTES
-
     settings = settings or Settings.from_env()
     set_action_allow(settings.action_allow)
     key = hashlib.sha256(settings.secret_key.encode()).digest()
@@ -118,9 +111,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
     routes = [
         *API_ROUTES,
-        *optional_routes("server.runtime.routes"),
-        *optional_routes("web.routes"),
-        create_static_files_router(path="/static", directories=[ROOT / "static"], include_in_schema=False,
+        *RUNTIME_ROUTES,
+        *WEB_ROUTES,
+        create_static_files_router(path="/static", directories=[STATIC_DIR], include_in_schema=False,
                                    file_system=StaticFiles()),
     ]
     app = Litestar(
@@ -135,17 +128,18 @@ def create_app(settings: Settings | None = None) -> Litestar:
         on_shutdown=[shutdown],
         request_max_body_size=settings.max_body,
         template_config=TemplateConfig(
-            directory=ROOT / "web" / "templates", engine=JinjaTemplateEngine,
+            directory=WEB_DIR / "templates", engine=JinjaTemplateEngine,
             engine_callback=lambda engine: engine.register_template_callable("csp_nonce", template_nonce)),
         openapi_config=OpenAPIConfig(title="Botflow", version="0.1.0", path="/schema", render_plugins=render_plugins()),
+        logging_config=None,  # server.logs configures the process once; Litestar would add its own handlers
         debug=False,
     )
     # Around the router, so answers it makes itself (unknown addresses, wrong methods) carry the headers too;
     # MAX's webhook deliveries, which the fast path below answers, are no pages and go without.
     app.asgi_handler = security_headers_middleware(https)(app.asgi_handler)
-    fastpath = optional_module("server.runtime.fastpath")
-    if fastpath is not None:
-        fastpath.install(app)  # MAX webhooks skip the router and the middleware they do not use
+    install_request_ids(app)  # every line logged while serving a page or API request names it
+    metrics.install(app)  # scrapes skip the middleware, so they answer while the database is down
+    fastpath.install(app)  # MAX webhooks skip the router and the middleware they do not use
     return app
 
 

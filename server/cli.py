@@ -106,14 +106,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def _server_hook(module: str, function: str) -> Callable[[argparse.Namespace], int]:
     """A handler that imports `module` on use and calls `function(args)`."""
     def handler(args: argparse.Namespace) -> int:
-        try:
-            target = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-            print(f"botflow: this installation lacks {module}", file=sys.stderr)
-            return EXIT_UNREADABLE
-        return int(getattr(target, function)(args) or 0)
+        return int(getattr(importlib.import_module(module), function)(args) or 0)
     handler.__doc__ = f"Run {module}:{function}(args)."
     return handler
 

@@ -32,6 +32,16 @@ class Settings:
     max_body: int = DEFAULT_MAX_BODY
     # BOTFLOW_ACTION_ALLOW: internal hosts and networks webhook actions may reach (server.egress.Allow).
     action_allow: tuple[str, ...] = ()
+    # Seconds one database statement (or connection attempt) may take before it counts as an outage.
+    db_timeout: float = 5.0
+    # Seconds a starting replica waits for PostgreSQL (and Redis) before giving up.
+    start_timeout: float = 60.0
+    # Seconds SIGTERM waits for requests, turns and sends in flight.
+    shutdown_timeout: float = 20.0
+    # Seconds between checks that MAX still lists each bot's webhook (with BOTFLOW_PUBLIC_URL set).
+    subscription_check: float = 300.0
+    log_format: str | None = None
+    metrics_token: str | None = None
     # True when no BOTFLOW_SECRET_KEY was given, so sessions will not survive a restart.
     secret_key_generated: bool = False
 
@@ -55,6 +65,12 @@ class Settings:
             max_rate=positive_number("BOTFLOW_MAX_RATE", get("BOTFLOW_MAX_RATE"), 30.0),
             max_body=positive_int("BOTFLOW_MAX_BODY", get("BOTFLOW_MAX_BODY"), DEFAULT_MAX_BODY),
             action_allow=action_allow(get("BOTFLOW_ACTION_ALLOW")),
+            db_timeout=seconds("BOTFLOW_DB_TIMEOUT", get("BOTFLOW_DB_TIMEOUT"), 5.0),
+            start_timeout=seconds("BOTFLOW_START_TIMEOUT", get("BOTFLOW_START_TIMEOUT"), 60.0, zero_ok=True),
+            shutdown_timeout=seconds("BOTFLOW_SHUTDOWN_TIMEOUT", get("BOTFLOW_SHUTDOWN_TIMEOUT"), 20.0),
+            subscription_check=seconds("BOTFLOW_SUBSCRIPTION_CHECK", get("BOTFLOW_SUBSCRIPTION_CHECK"), 300.0),
+            log_format=log_format(get("BOTFLOW_LOG_FORMAT")),
+            metrics_token=bootstrap_token(get("BOTFLOW_METRICS_TOKEN"), "BOTFLOW_METRICS_TOKEN"),
             secret_key_generated=secret is None,
         )
         return settings
@@ -99,12 +115,12 @@ def http_url(name: str, value: str | None) -> str | None:
     return value.rstrip("/")
 
 
-def bootstrap_token(value: str | None) -> str | None:
+def bootstrap_token(value: str | None, name: str = "BOTFLOW_BOOTSTRAP_TOKEN") -> str | None:
     """A bearer token: printable ASCII without spaces, long enough to be unguessable."""
     if value is None:
         return None
     if not value.isascii() or not value.isprintable() or " " in value or len(value) > 512:
-        raise SettingsError("BOTFLOW_BOOTSTRAP_TOKEN must be printable ASCII without spaces (at most 512 characters)")
+        raise SettingsError(f"{name} must be printable ASCII without spaces (at most 512 characters)")
     return value
 
 
@@ -119,6 +135,27 @@ def action_allow(value: str | None) -> tuple[str, ...]:
         raise SettingsError(f"BOTFLOW_ACTION_ALLOW must be comma-separated host names or networks such as "
                             f"crm.internal,10.0.0.0/8,127.0.0.1; {exc} is neither") from None
     return entries
+def seconds(name: str, value: str | None, default: float, *, zero_ok: bool = False) -> float:
+    """A duration in seconds: above zero (or zero when allowed), at most a day."""
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not ((0 <= number if zero_ok else 0 < number) and number <= 86400):
+        least = "zero or more" if zero_ok else "above zero"
+        raise SettingsError(f"{name} must be a number of seconds {least} (at most 86400), e.g. 30; got {value!r}")
+    return number
+
+
+def log_format(value: str | None) -> str | None:
+    """"json" or "text"; None lets the server pick (text in a terminal, JSON otherwise)."""
+    if value is None:
+        return None
+    if value.lower() not in ("json", "text"):
+        raise SettingsError(f"BOTFLOW_LOG_FORMAT must be json or text; got {value!r}")
+    return value.lower()
 
 
 def positive_number(name: str, value: str | None, default: float) -> float:

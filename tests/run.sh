@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything the test suite needs on a fresh machine, then runs the whole suite.
-# Python deps, Chromium (apt) when missing, Redis and PostgreSQL started when they do not answer.
+# Python deps from the lock, Chromium and nginx (apt) when missing, Redis and PostgreSQL started when they
+# do not answer.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,12 +16,18 @@ apt_install() {
 }
 compose_up() { have docker && docker info >/dev/null 2>&1 && docker compose up -d "$1"; }
 
-say "installing Python dependencies"
-python3 -m pip install -q --disable-pip-version-check -e ".[test]" || exit 1
+say "installing Python dependencies from requirements/test.txt (hashed lock; ./tools/lock.sh refreshes it)"
+python3 -m pip install -q --disable-pip-version-check --require-hashes -r requirements/test.txt || exit 1
+python3 -m pip install -q --disable-pip-version-check --no-deps -e . || exit 1
 
 if ! have chromium; then
   say "installing Chromium"
   apt_install chromium || { say "Chromium is missing and could not be installed"; exit 1; }
+fi
+
+if ! have nginx && [ ! -x /usr/sbin/nginx ]; then
+  say "installing nginx (the load-balancer test runs replicas behind it)"
+  apt_install nginx-light || apt_install nginx || { say "nginx is missing and could not be installed"; exit 1; }
 fi
 
 if ! answers 6379; then

@@ -10,6 +10,27 @@ from web.forms import Edit, Fields, clean, deep, finish, parse_action
 INPUT_KINDS = ATTACHMENT_KINDS
 
 
+# What a button does: send a payload, open a link, or ask the user's client for a contact or location.
+BUTTON_KINDS = ("payload", "url", "contact", "location")
+REQUESTS = ("contact", "location")
+
+
+def button_values(button: dict[str, Any]) -> dict[str, str]:
+    """A stored button as the form shows it: text, kind and the payload or URL (none for requests)."""
+    if "url" in button:
+        return {"text": button.get("text", ""), "kind": "url", "value": button.get("url", "")}
+    if button.get("request") in REQUESTS:
+        return {"text": button.get("text", ""), "kind": button["request"], "value": ""}
+    return {"text": button.get("text", ""), "kind": "payload", "value": button.get("payload", "")}
+
+
+def button_document(button: dict[str, str]) -> dict[str, str]:
+    """A posted button as the document stores it."""
+    if button["kind"] in REQUESTS:
+        return {"text": button["text"], "request": button["kind"]}
+    return {"text": button["text"], "url" if button["kind"] == "url" else "payload": button["value"]}
+
+
 def state_values(document: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
     """What the form shows for a stored state."""
     inp = state.get("input") or {}
@@ -20,9 +41,7 @@ def state_values(document: dict[str, Any], state: dict[str, Any]) -> dict[str, A
         "start": document.get("start") == state.get("id"),
         "note": state.get("note", ""),
         "say": [{"text": m.get("text", ""),
-                 "buttons": [[{"text": b.get("text", ""), "kind": "url" if "url" in b else "payload",
-                               "value": b.get("url", b.get("payload", ""))} for b in row]
-                             for row in m.get("buttons") or []]}
+                 "buttons": [[button_values(b) for b in row] for row in m.get("buttons") or []]}
                 for m in state.get("say") or []],
         "input": {
             "type": inp.get("type", ""),
@@ -125,8 +144,11 @@ def build_state(values: dict[str, Any], original: dict[str, Any], f: Fields) -> 
     say = []
     for i, message in enumerate(values["say"]):
         entry: dict[str, Any] = {"text": message["text"]}
-        rows = [[{"text": b["text"], "url" if b["kind"] == "url" else "payload": b["value"]} for b in row]
-                for row in message["buttons"] if row]
+        for r, row in enumerate(message["buttons"]):
+            for c, b in enumerate(row):
+                if b["kind"] not in BUTTON_KINDS:
+                    f.errors[f"say[{i}].buttons[{r}][{c}]"] = "Choose what the button does."
+        rows = [[button_document(b) for b in row] for row in message["buttons"] if row]
         if rows:
             entry["buttons"] = rows
         say.append(entry)

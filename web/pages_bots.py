@@ -1,6 +1,9 @@
-"""Bots: create, set token and webhook secret (write-only), what each serves, publication history, rollback."""
+"""Bots: create, set token and webhook secret (write-only), delivery health, a test message, publication
+history, rollback."""
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Annotated, Any
 
 from litestar import Controller, get, post
@@ -11,13 +14,36 @@ from litestar.response import Template
 
 from server.api.bots import bot_changed
 from server.api.params import DbSession, PathStr
+from server.db.models import BotRow
 from server.errors import AppError
+from server.runtime.max_client import MaxApiError
+from server.runtime.sampling import bot_counts
 from server.services import bots as bot_service
 from server.services import publishing
 from web.pages import app_error, fragment, problem, redirect, refusal, render, user_of
+from web.bot_health import BotHealth, max_answer_words, subscription_words
 from web.pages_versions import SESSION_MODES, publish_version
 
 Form = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
+log = logging.getLogger("botflow.web.bots")
+HEALTH = BotHealth()
+COUNT_SECONDS = 1.0  # the page waits at most this for the dialog and queue counts
+COUNT_CAP = 2_000
+TEST_TEXT = "Test message from Botflow: the bot can reach you."
+
+
+async def delivery(request: HTMXRequest, bot: dict[str, Any]) -> dict[str, Any]:
+    """Everything the delivery card shows for one bot."""
+    state, settings = request.app.state, request.app.state.settings
+    watchdog = getattr(state, "watchdog", None)
+    tag, words = subscription_words(watchdog.health.get(bot["id"]) if watchdog else None, settings.public_url)
+    counts = None
+    try:
+        counts = await asyncio.wait_for(bot_counts(state.runtime.store, bot["id"], COUNT_CAP), COUNT_SECONDS)
+    except Exception as exc:  # the page still shows everything else
+        log.warning("counting dialogs of bot %s for its page failed: %s", bot["id"], exc)
+    return {"subscription_tag": tag, "subscription_words": words, "rate": settings.max_rate,
+            "counts": counts, "count_cap": COUNT_CAP, **HEALTH.summary(bot["id"])}
 
 
 def _secrets(data: dict[str, str]) -> dict[str, Any]:
@@ -62,7 +88,49 @@ class BotsController(Controller):
         user = user_of(request)
         return render(request, "bot.html", "_partials/publications.html", section="bots", bot=bot, history=history,
                       session_modes=SESSION_MODES, can_admin=user.has_role("admin"),
-                      can_publish=user.has_role("publisher"))
+                      can_publish=user.has_role("publisher"), health=await delivery(request, bot),
+                      test_text=TEST_TEXT)
+
+    @get("/{bot_id:str}/health", include_in_schema=False)
+    async def health(self, request: HTMXRequest, db_session: DbSession, bot_id: PathStr) -> Template:
+        try:
+            bot = await bot_service.get_bot(db_session, bot_id, request.app.state.settings.public_url)
+        except AppError as exc:
+            return app_error(request, exc)
+        return fragment(request, "_partials/bot_health.html", bot=bot, health=await delivery(request, bot))
+
+    @post("/{bot_id:str}/test-message", include_in_schema=False)
+    async def test_message(self, request: HTMXRequest, db_session: DbSession, bot_id: PathStr,
+                           data: Form) -> Template:
+        denied = refusal(request, "admin")
+        if denied:
+            return denied
+        raw_user, text = (data.get("user_id") or "").strip(), (data.get("text") or "").strip() or TEST_TEXT
+        errors: dict[str, str] = {}
+        if not raw_user.isdigit() or not 0 < int(raw_user) < 2**63:
+            errors["user_id"] = "Enter the MAX user id of the person to write to: digits only, e.g. 212843158."
+        if len(text) > 4000:
+            errors["text"] = "MAX takes at most 4000 characters in one message."
+        row = await db_session.get(BotRow, bot_id)
+        if row is None:
+            return problem(request, f"There is no bot {bot_id!r}.", status=404)
+        if not row.token and not errors:
+            errors["user_id"] = "The bot has no MAX token yet; set one in the settings first."
+        if errors:
+            return fragment(request, "_partials/bot_test_message.html", status=422, bot_id=bot_id,
+                            errors=errors, user_id=raw_user, text=text)
+        answer, failure = None, None
+        try:
+            answer = await request.app.state.runtime.client.send_message(
+                row.token, user_id=int(raw_user), body={"text": text})
+        except MaxApiError as exc:
+            failure = exc
+        delivered, words = max_answer_words(failure, answer)
+        log.info("test message for bot %s: %s", bot_id, "delivered" if delivered else "not delivered",
+                 extra={"event": "test_message", "bot": bot_id, "user": raw_user,
+                        "outcome": "sent" if delivered else "refused"})
+        return fragment(request, "_partials/bot_test_message.html", bot_id=bot_id, errors={}, user_id=raw_user,
+                        text=text, result={"delivered": delivered, "words": words})
 
     @post("/{bot_id:str}", include_in_schema=False)
     async def change(self, request: HTMXRequest, db_session: DbSession, bot_id: PathStr, data: Form) -> Template:

@@ -3,10 +3,6 @@ from __future__ import annotations
 
 from server.db import models, saved_tests  # noqa: F401
 from server.db.base import Base
-
-try:  # the runtime tables live with the runtime; absent in a partial checkout
-    from server.runtime import models as runtime_models  # noqa: F401
-except ImportError:
-    runtime_models = None
+from server.runtime import models as runtime_models  # noqa: F401
 
 metadata = Base.metadata

@@ -1,10 +1,17 @@
 """The async engine and session factory the whole app shares."""
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from server.db.outage import DatabaseUnavailable
+from server.metrics import DATABASE_ERRORS
+
+log = logging.getLogger("botflow.db")
 
 
 def is_sqlite(url: str) -> bool:
@@ -21,12 +28,18 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
-    """An AsyncEngine; SQLite connections get WAL, foreign keys and a busy timeout."""
+def make_engine(url: str, timeout: float = 10.0, **kwargs: Any) -> AsyncEngine:
+    """An AsyncEngine whose connects and statements give up after `timeout` seconds.
+
+    SQLite connections also get WAL, foreign keys and a busy timeout.
+    """
     if is_sqlite(url):
-        kwargs.setdefault("connect_args", {"timeout": 10})
+        kwargs.setdefault("connect_args", {"timeout": timeout})
     else:
         kwargs.setdefault("pool_pre_ping", True)
+        # Without these a black-holed server holds a request for asyncpg's 60 s connect timeout, or forever.
+        kwargs.setdefault("connect_args", {"timeout": timeout, "command_timeout": timeout})
+        kwargs.setdefault("pool_timeout", timeout)
     engine = create_async_engine(url, **kwargs)
     if is_sqlite(url):
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
@@ -36,9 +49,10 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
 class Database:
     """Engine plus sessionmaker; one per app."""
 
-    def __init__(self, url: str, **engine_kwargs: Any) -> None:
+    def __init__(self, url: str, timeout: float = 10.0, **engine_kwargs: Any) -> None:
         self.url = url
-        self.engine: AsyncEngine = make_engine(url, **engine_kwargs)
+        self.timeout = timeout
+        self.engine: AsyncEngine = make_engine(url, timeout, **engine_kwargs)
         self.sessionmaker: async_sessionmaker[AsyncSession] = async_sessionmaker(
             self.engine, expire_on_commit=False
         )
@@ -52,14 +66,52 @@ class Database:
         """A new session; use as `async with db.session() as s:`."""
         return self.sessionmaker()
 
-    async def ping(self) -> bool:
-        """Whether the database answers a trivial query."""
+    async def ping(self, timeout: float | None = None) -> bool:
+        """Whether the database answers a trivial query within `timeout` seconds (default: the engine's)."""
         try:
-            async with self.engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
+            await asyncio.wait_for(self.check(), timeout or self.timeout)
             return True
         except Exception:  # any failure means "not ready"; the caller reports 503
+            DATABASE_ERRORS.inc()
             return False
+
+    async def check(self) -> None:
+        """Run a trivial query; raises what the driver raises when the database does not answer."""
+        async with self.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+
+    async def wait_until_reachable(self, seconds: float) -> None:
+        """Retry `check` for up to `seconds`, one log line per failed attempt; DatabaseUnavailable after."""
+        loop = asyncio.get_running_loop()
+        deadline, attempt, pause = loop.time() + seconds, 0, 0.5
+        while True:
+            attempt += 1
+            try:
+                await asyncio.wait_for(self.check(), self.timeout)
+                if attempt > 1:
+                    log.info("database at %s answers after %d attempts", self.where, attempt)
+                return
+            except Exception as exc:  # every failure is retried until the deadline, then reported
+                DATABASE_ERRORS.inc()
+                reason = f"{type(exc).__name__}: {exc}".rstrip(": ")
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise DatabaseUnavailable(
+                        f"the database at {self.where} did not answer within {seconds:g} s ({reason}); "
+                        "check BOTFLOW_DATABASE_URL and that the server runs, or raise BOTFLOW_START_TIMEOUT"
+                    ) from None
+                log.warning("waiting for the database at %s (attempt %d, %s); retrying in %.1f s",
+                            self.where, attempt, reason, min(pause, left))
+                await asyncio.sleep(min(pause, left))
+                pause = min(pause * 2, 5.0)
+
+    @property
+    def where(self) -> str:
+        """Host, port and database name of the URL, never its password."""
+        url = self.engine.url
+        if is_sqlite(self.url):
+            return url.database or ":memory:"
+        return f"{url.host or 'localhost'}:{url.port or 5432}/{url.database or ''}"
 
     async def dispose(self) -> None:
         """Close every pooled connection."""

@@ -20,6 +20,21 @@ LONG_POLL_CONNECTIONS = 4
 JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8", "Accept": "application/json"}
 
 
+# MAX names every error in its body's `code`; a few say more than the status does.
+RETRYABLE_CODES = frozenset({"attachment.not.ready", "too.many.requests", "service.unavailable", "internal.error"})
+FINAL_CODES = frozenset({"verify.token", "access.denied", "chat.denied", "proto.payload", "not.found",
+                         "method.not.allowed"})
+
+
+def retryable(status: int, code: str) -> bool:
+    """Whether a MAX error answer may succeed later: by its code when known, else 429 and 5xx."""
+    if code in RETRYABLE_CODES:
+        return True
+    if code in FINAL_CODES:
+        return False
+    return status == 429 or status >= 500
+
+
 class MaxApiError(Exception):
     """A MAX call failed; `retryable` says whether trying again later may succeed."""
 
@@ -115,8 +130,7 @@ class MaxClient:
                     retry_after = float(response.headers.get("Retry-After", ""))
                 except ValueError:
                     retry_after = None
-            retryable = status == 429 or status >= 500
-            raise MaxApiError(status, code, f"{method} {path}: {message}", retryable,
+            raise MaxApiError(status, code, f"{method} {path}: {message}", retryable(status, code),
                               retry_after=retry_after)
         if not isinstance(data, dict):
             # The call went through but the answer is unreadable; repeating it could send twice.

@@ -9,8 +9,8 @@ from flows.session import Reply
 MAX_TEXT = 4000
 MAX_BUTTON_TEXT = 128
 MAX_CALLBACK_PAYLOAD = 1024
-# A document's request buttons as MAX button types.
-_REQUESTS = {"contact": "request_contact", "location": "request_geo_location"}
+# Buttons that ask the user's client for something instead of sending a payload.
+REQUEST_TYPES = {"contact": "request_contact", "location": "request_geo_location"}
 
 
 def button(spec: dict[str, str]) -> dict[str, str]:
@@ -19,12 +19,12 @@ def button(spec: dict[str, str]) -> dict[str, str]:
     text = spec.get("text") or ""
     if len(text) > MAX_BUTTON_TEXT:
         text = text[: MAX_BUTTON_TEXT - 1] + "…"
+    request = REQUEST_TYPES.get(spec.get("request") or "")
+    if request:
+        return {"type": request, "text": text}
     url = spec.get("url")
     if url:
         return {"type": "link", "text": text, "url": url}
-    request = spec.get("request")
-    if request in _REQUESTS:
-        return {"type": _REQUESTS[request], "text": text}
     return {"type": "callback", "text": text, "payload": spec.get("payload") or ""}
 
 

@@ -11,6 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.db.models import BotRow, PublicationRow, utcnow
 from server.errors import Conflict, NotFound, Unprocessable
+from server.runtime.max_client import MaxClient
+from server.runtime.webhook import HANDLED
 from server.services import audit
 from server.services.common import is_slug, iso
 
@@ -124,11 +126,6 @@ async def subscribe_webhook(settings: Any, row: BotRow) -> dict[str, Any] | None
     if not settings.public_url or not row.token or not row.webhook_secret:
         return None
     url = f"{settings.public_url}/webhooks/max/{row.id}"
-    try:
-        from server.runtime.max_client import MaxClient
-        from server.runtime.webhook import HANDLED
-    except ImportError:
-        return {"url": url, "subscribed": False, "error": "the runtime is not installed"}
     try:
         async with MaxClient(settings.max_api_url, rate=settings.max_rate) as client:
             await client.subscribe(row.token, url, row.webhook_secret, list(HANDLED))

@@ -5,6 +5,13 @@
 import { api } from "./api.js";
 import { t } from "./i18n.js";
 
+// What a request button shares in the sandbox: a stand-in contact or place, shaped as MAX sends it.
+const SAMPLE_SHARES = {
+  contact: { type: "contact", payload: { vcf_info: "BEGIN:VCARD\nVERSION:3.0\nFN:Test User\nTEL:+79990000000\nEND:VCARD",
+                                         max_info: { user_id: 1, first_name: "Test", is_bot: false } } },
+  location: { type: "location", latitude: 55.7558, longitude: 37.6173 },
+};
+
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -275,6 +282,16 @@ export class Simulator extends EventTarget {
           const link = el(href ? "a" : "span", "sim-link", button.text ?? "");
           if (href) { link.href = href; link.target = "_blank"; link.rel = "noopener noreferrer"; }
           line.append(link);
+          continue;
+        }
+        const share = SAMPLE_SHARES[button.request];
+        if (share) {
+          const ask = el("button", "sim-button sim-request", button.text ?? "");
+          ask.type = "button";
+          ask.title = button.request === "contact" ? t("Shares a sample contact") : t("Shares a sample location");
+          const shown = button.request === "contact" ? t("[contact shared]") : t("[location shared]");
+          ask.addEventListener("click", () => this.send({ attachment: share }, shown));
+          line.append(ask);
           continue;
         }
         const b = el("button", "sim-button", button.text ?? "");

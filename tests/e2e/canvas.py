@@ -60,16 +60,26 @@ def edge_point(page: Page, transition_id: str) -> dict[str, float]:
     return point
 
 
+def panel_form(page: Page, selector: str) -> None:
+    """Wait until the side panel shows the form and htmx has wired it.
+
+    htmx inserts a swapped form at once but attaches its triggers only after the settle delay (20 ms), with
+    the class htmx-added until then; a change made in that window posts nothing and is lost.
+    """
+    page.locator(f"#panel {selector}").wait_for()
+    page.wait_for_function("!document.querySelector('#panel .htmx-added, #panel.htmx-settling')")
+
+
 def click_state(page: Page, state_id: str) -> None:
     p = node_point(page, state_id)
     page.mouse.click(p["x"], p["y"])
-    page.locator(f'#panel form[hx-post$="/state/{state_id}"]').wait_for()
+    panel_form(page, f'form[hx-post$="/state/{state_id}"]')
 
 
 def click_transition(page: Page, transition_id: str) -> None:
     p = edge_point(page, transition_id)
     page.mouse.click(p["x"], p["y"])
-    page.locator(f'#panel form[hx-post$="/transition/{transition_id}"]').wait_for()
+    panel_form(page, f'form[hx-post$="/transition/{transition_id}"]')
 
 
 def drag_transition(page: Page, source: str, target: str) -> None:

@@ -7,8 +7,8 @@ import json
 from playwright.sync_api import Page, expect
 
 from flows.diff import diff, is_empty
-from tests.e2e.canvas import (click_state, click_transition, document, drag_transition, issue_codes, settle,
-                              wait_until)
+from tests.e2e.canvas import (click_state, click_transition, document, drag_transition, issue_codes, panel_form,
+                              settle, wait_until)
 from tests.e2e.conftest import MAX_TOKEN, App, shoot
 from tests.e2e.test_pages import registration_text
 
@@ -39,7 +39,7 @@ def add_state(page: Page, sid: str, title: str, text: str) -> None:
     canvas = page.locator("#canvas").bounding_box()
     x, y = PLACES[sid]
     page.mouse.dblclick(canvas["x"] + x, canvas["y"] + y)
-    page.locator("#panel form[data-draft-form]").wait_for()
+    panel_form(page, "form[data-draft-form]")
     settle(page)
     commit(page, "Title", title)
     commit(page, "Id", sid)
@@ -122,7 +122,7 @@ def test_build_chat_freeze_publish_and_serve_over_max(page: Page, app: App) -> N
 
     # Without /cancel a waiting state cannot be left early: missing_cancel, gone once cancel is back.
     page.get_by_role("button", name="Flow settings").click()
-    page.locator('#panel form[hx-post$="/edit/settings"]').wait_for()
+    panel_form(page, 'form[hx-post$="/edit/settings"]')
     command(page, "cancel", "off")
     expect(page.locator("#issues-list")).to_contain_text("missing_cancel")
     shoot(page, "editor-missing-cancel")

@@ -291,3 +291,24 @@ async def test_poll_runs_updates_through_the_app_until_stopped(fake_max: FakeMax
     stop.set()
     await asyncio.wait_for(polling, 10)  # the stop cuts the 30 s long poll short
     assert [r["text"] for r in fake_max.sent_messages(chat_id=1077)] == ["Привет! Как вас зовут?", "Введите телефон в формате +7XXXXXXXXXX"]
+
+
+def test_error_answers_are_judged_by_their_code_first() -> None:
+    from server.runtime.max_client import retryable
+
+    assert retryable(400, "attachment.not.ready")  # MAX is still processing an upload: try again
+    assert not retryable(503, "verify.token")  # a bad token stays bad whatever the status
+    assert not retryable(400, "proto.payload") and not retryable(403, "chat.denied")
+    assert retryable(429, "some.new.code") and retryable(502, "") and not retryable(404, "some.new.code")
+
+
+async def test_request_buttons_become_max_request_contact_and_geo_location(client: MaxClient,
+                                                                            fake_max: FakeMax) -> None:
+    # Built from the neutral button dicts directly; the flow format's request buttons map to these.
+    reply = Reply("Поделитесь контактом", [[{"text": "Отправить телефон", "request": "contact"}],
+                                          [{"text": "Где вы?", "request": "location"}]])
+    await client.send_message(FAKE_TOKEN, user_id=7, body=message_body(reply))
+    [sent] = fake_max.sent_messages(user_id=7)
+    assert sent["attachments"][0]["payload"]["buttons"] == [
+        [{"type": "request_contact", "text": "Отправить телефон"}],
+        [{"type": "request_geo_location", "text": "Где вы?"}]]

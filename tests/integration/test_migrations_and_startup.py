@@ -108,6 +108,11 @@ def test_serve_on_a_fresh_directory_needs_no_setup(tmp_path):
     ("BOTFLOW_REDIS_URL", "localhost:6379"),
     ("BOTFLOW_MAX_API_URL", "ftp://x"),
     ("BOTFLOW_ACTION_ALLOW", "crm.internal,not a host!"),
+    ("BOTFLOW_DB_TIMEOUT", "0"),
+    ("BOTFLOW_START_TIMEOUT", "soon"),
+    ("BOTFLOW_SHUTDOWN_TIMEOUT", "-1"),
+    ("BOTFLOW_LOG_FORMAT", "xml"),
+    ("BOTFLOW_METRICS_TOKEN", "has spaces in it"),
 ])
 def test_bad_setting_stops_startup_with_one_line(tmp_path, name, value):
     env = clean_env(**{name: value})
@@ -128,3 +133,42 @@ def test_db_upgrade_command(tmp_path):
     with sqlite3.connect(tmp_path / "cli.db") as conn:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"flows", "flow_versions", "bots", "publications", "users", "api_tokens", "audit_log"} <= tables
+
+
+@pytest.mark.postgres
+def test_replicas_starting_together_migrate_a_fresh_database_once(tmp_path):
+    """Four `botflow db upgrade` processes at once on an empty PostgreSQL database all succeed.
+
+    Processes, not threads: Alembic's `context` and `op` are process-wide, as for real replicas.
+    """
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.integration.conftest import create_pg_database, drop_pg_database
+
+    url = create_pg_database("botflow_migrate_race")
+    try:
+        env = clean_env(BOTFLOW_DATABASE_URL=url)
+        runs = [subprocess.Popen(botflow("db", "upgrade", cwd=tmp_path, env=env), cwd=tmp_path, env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(4)]
+        for run in runs:
+            output, _ = run.communicate(timeout=120)
+            assert run.returncode == 0, output
+
+        async def versions() -> list[str]:
+            from sqlalchemy import text
+
+            from server.db.engine import make_engine
+
+            engine = make_engine(url)
+            try:
+                async with engine.connect() as conn:
+                    return list((await conn.execute(text("SELECT version_num FROM alembic_version"))).scalars())
+            finally:
+                await engine.dispose()
+
+        with ThreadPoolExecutor(1) as pool:
+            found = pool.submit(asyncio.run, versions()).result()
+        assert len(found) == 1, found
+    finally:
+        drop_pg_database(url)

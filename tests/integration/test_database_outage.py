@@ -1,0 +1,160 @@
+"""Outages: PostgreSQL or Redis black-holed or refused; the probes and the API answer 503 quickly; start-up
+waits."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from litestar.testing import AsyncTestClient
+
+from server.app import create_app
+from server.db.migrate import upgrade_blocking
+from server.metrics import REGISTRY
+from server.settings import Settings
+from tests.integration.conftest import create_pg_database, drop_pg_database, off_loop
+from tests.outage_proxy import OutageProxy
+
+pytestmark = pytest.mark.postgres
+ADMIN = "outage-test-admin-token"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    url = create_pg_database("botflow_outage")
+    try:
+        off_loop(upgrade_blocking, url)
+        yield url
+    finally:
+        drop_pg_database(url)
+
+
+@pytest.fixture
+def proxy() -> Iterator[OutageProxy]:
+    with OutageProxy(5432) as running:
+        yield running
+
+
+def through(url: str, proxy: OutageProxy) -> str:
+    return url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+
+
+@pytest.mark.parametrize("outage", ["blackhole", "closed"])
+async def test_probes_and_api_answer_503_during_an_outage_and_recover(pg_url: str, proxy: OutageProxy,
+                                                                       outage: str) -> None:
+    app = create_app(Settings(database_url=through(pg_url, proxy), bootstrap_token=ADMIN,
+                              secret_key="outage-test", db_timeout=1.0))
+    headers = {"Authorization": f"Bearer {ADMIN}"}
+    async with AsyncTestClient(app=app, timeout=30) as client:
+        assert (await client.get("/api/flows", headers=headers)).status_code == 200
+        assert (await client.get("/readyz")).status_code == 200
+
+        proxy.set(outage)  # type: ignore[arg-type]
+        started = time.monotonic()
+        ready = await client.get("/readyz")
+        assert time.monotonic() - started < 2.0
+        assert ready.status_code == 503 and ready.json()["checks"]["database"] == "unavailable"
+
+        started = time.monotonic()
+        api = await client.get("/api/flows", headers=headers)
+        assert time.monotonic() - started < 5.0
+        assert api.status_code == 503, api.text
+        body = api.json()
+        assert body["error"] == "unavailable" and "database is not answering" in body["message"]
+        assert (REGISTRY.get_sample_value("botflow_database_errors_total") or 0) > 0
+        page = await client.get("/flows", headers={**headers, "Accept": "text/html"})
+        assert page.status_code == 503 and page.headers["content-type"].startswith("text/html")
+        assert "cannot reach its database" in page.text and "{" not in page.text.split("<main>")[1]
+
+        proxy.set("forward")
+        deadline = time.monotonic() + 15
+        while (await client.get("/readyz")).status_code != 200:
+            assert time.monotonic() < deadline, "the app did not recover after the database came back"
+        assert (await client.get("/api/flows", headers=headers)).status_code == 200
+
+
+def serve(port: int, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--port", str(port)], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BOTFLOW_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra)
+    return env
+
+
+def test_a_replica_started_while_postgres_is_down_waits_then_serves(pg_url: str, proxy: OutageProxy,
+                                                                    tmp_path: Path) -> None:
+    proxy.set("closed")
+    port = free_port()
+    server = serve(port, clean_env(BOTFLOW_DATABASE_URL=through(pg_url, proxy), BOTFLOW_START_TIMEOUT="60",
+                                   BOTFLOW_LOG_FORMAT="text"), tmp_path)
+    lines: list[str] = []
+    try:
+        assert server.stdout is not None
+        for line in server.stdout:
+            lines.append(line)
+            if "waiting for the database" in line:
+                break
+        assert f"waiting for the database at 127.0.0.1:{proxy.port}" in lines[-1], lines
+        assert server.poll() is None, "the replica exited instead of waiting"
+        proxy.set("forward")
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline and server.poll() is None, "".join(lines)
+            time.sleep(0.2)
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+def test_a_replica_gives_up_after_the_start_timeout_with_one_clear_line(pg_url: str, proxy: OutageProxy,
+                                                                       tmp_path: Path) -> None:
+    proxy.set("blackhole")
+    server = serve(free_port(), clean_env(BOTFLOW_DATABASE_URL=through(pg_url, proxy), BOTFLOW_START_TIMEOUT="2",
+                                          BOTFLOW_DB_TIMEOUT="0.5", BOTFLOW_LOG_FORMAT="text"), tmp_path)
+    output, _ = server.communicate(timeout=60)
+    assert server.returncode != 0
+    assert f"the database at 127.0.0.1:{proxy.port}/" in output and "did not answer within 2 s" in output, output
+    assert "BOTFLOW_START_TIMEOUT" in output
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("outage", ["blackhole", "closed"])
+async def test_readyz_answers_503_quickly_when_redis_does_not_answer(pg_url: str, outage: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", f"botflow_outage_{uuid.uuid4().hex[:8]}")
+    with OutageProxy(6379) as redis_proxy:
+        app = create_app(Settings(database_url=pg_url, redis_url=f"redis://127.0.0.1:{redis_proxy.port}/0",
+                                  secret_key="outage-test", db_timeout=1.0))
+        async with AsyncTestClient(app=app, timeout=30) as client:
+            assert (await client.get("/readyz")).status_code == 200
+            redis_proxy.set(outage)  # type: ignore[arg-type]
+            started = time.monotonic()
+            ready = await client.get("/readyz")
+            assert time.monotonic() - started < 2.0
+            assert ready.status_code == 503
+            assert ready.json()["checks"] == {"database": "ok", "redis": "unavailable"}
+            redis_proxy.set("forward")

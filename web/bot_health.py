@@ -1,0 +1,112 @@
+"""What a bot's page tells an operator: delivery, subscription, served version, rate, queue, recent errors.
+
+Counts come from this replica's Prometheus counters: each view keeps a snapshot, so "the last hour" is
+the difference to the oldest snapshot younger than an hour (or to zero since this replica started).
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.metrics import REGISTRY
+from server.runtime.max_client import MaxApiError
+
+HOUR = 3600.0
+STARTED = time.time()
+# Counter samples that count as errors for a bot, with the words the page uses for them.
+ERROR_SAMPLES = {
+    ("botflow_replies_total", "refused"): "replies MAX refused",
+    ("botflow_replies_total", "unknown_outcome"): "replies whose delivery is unknown",
+    ("botflow_replies_total", "retried"): "replies retried",
+}
+SENT = ("botflow_replies_total", "sent")
+# MAX error codes in words, for the test-message answer (an operator reads them, not a program).
+MAX_CODE_WORDS = {
+    "verify.token": "the bot's token is not valid; set a new one in the settings",
+    "access.denied": "the bot may not write to this user; the user has to start a chat with the bot first",
+    "chat.denied": "the user has blocked the bot or never started a chat with it",
+    "not.found": "there is no MAX user or chat with this id",
+    "proto.payload": "MAX did not accept the message's content",
+    "too.many.requests": "MAX is asking to slow down; try again in a moment",
+    "timeout": "MAX did not answer in time",
+    "network": "MAX could not be reached",
+}
+
+
+def _bot_counters(bot: str) -> dict[tuple[str, str], float]:
+    values: dict[tuple[str, str], float] = {}
+    for metric in REGISTRY.collect():
+        for sample in metric.samples:
+            if sample.labels.get("bot") != bot or not sample.name.endswith("_total"):
+                continue
+            if sample.name == "botflow_replies_total":
+                values[(sample.name, sample.labels.get("result", ""))] = sample.value
+            elif sample.name == "botflow_webhook_requests_total":
+                status = sample.labels.get("status", "")
+                key = "5xx" if status.startswith("5") else status
+                values[(sample.name, key)] = values.get((sample.name, key), 0.0) + sample.value
+    return values
+
+
+@dataclass
+class CounterHistory:
+    """Snapshots of one bot's counters, at most one a minute, kept for an hour."""
+
+    snapshots: deque[tuple[float, dict[tuple[str, str], float]]] = field(default_factory=deque)
+
+    def last_hour(self, bot: str, now: float | None = None) -> tuple[dict[tuple[str, str], float], float]:
+        """Counter increases over the last hour (or since start) and how many seconds that covers."""
+        now = now or time.time()
+        current = _bot_counters(bot)
+        while self.snapshots and now - self.snapshots[0][0] > HOUR:
+            self.snapshots.popleft()
+        if not self.snapshots or now - self.snapshots[-1][0] >= 60:
+            self.snapshots.append((now, current))
+        since, base = (self.snapshots[0] if now - STARTED > HOUR else (STARTED, {}))
+        return {k: v - base.get(k, 0.0) for k, v in current.items()}, now - since
+
+
+class BotHealth:
+    """Per-bot history for the pages of one replica."""
+
+    def __init__(self) -> None:
+        self.histories: dict[str, CounterHistory] = {}
+
+    def summary(self, bot: str) -> dict[str, Any]:
+        """Errors and traffic of the last hour in words and numbers, for the template."""
+        deltas, covered = self.histories.setdefault(bot, CounterHistory()).last_hour(bot)
+        errors = [(words, int(deltas.get(key, 0))) for key, words in ERROR_SAMPLES.items()]
+        errors.append(("deliveries MAX will repeat (this server answered with an error)",
+                       int(deltas.get(("botflow_webhook_requests_total", "5xx"), 0))))
+        return {"errors": [(w, n) for w, n in errors if n], "error_total": sum(n for _, n in errors),
+                "sent": int(deltas.get(SENT, 0)), "minutes": max(1, round(covered / 60)),
+                "whole_hour": covered >= HOUR - 60}
+
+
+def subscription_words(health: Any, public_url: str | None) -> tuple[str, str]:
+    """(tag, sentence) describing the webhook subscription as the watchdog last saw it."""
+    if not public_url:
+        return "muted", ("No public address is configured (BOTFLOW_PUBLIC_URL), so MAX cannot deliver to this "
+                         "server; use long polling for development.")
+    if health is None:
+        return "muted", "Not checked yet; the first check runs shortly after the server starts."
+    ago = max(0, round((time.time() - health.checked_at) / 60))
+    when = "just now" if ago == 0 else f"{ago} min ago"
+    if not health.up:
+        return "error", f"MAX could not be asked ({health.error or 'no answer'}); last try {when}."
+    if health.resubscribed_at and time.time() - health.resubscribed_at < HOUR:
+        return "warn", f"MAX had dropped the subscription; it was renewed. Checked {when}."
+    return "ok", f"MAX delivers to this address. Checked {when}."
+
+
+def max_answer_words(exc: MaxApiError | None, answer: dict[str, Any] | None) -> tuple[bool, str]:
+    """(delivered, sentence) for the result of a test message."""
+    if exc is None:
+        return True, "MAX accepted the message; it is on its way to the user."
+    words = MAX_CODE_WORDS.get(exc.code)
+    detail = exc.message.split(": ", 1)[-1].strip()
+    if words:
+        return False, f"Not delivered: {words}." + (f" MAX said: “{detail}”." if detail and exc.status else "")
+    return False, f"Not delivered: MAX said “{detail or 'no reason'}”."
