@@ -24,6 +24,7 @@ from server.db.engine import Database
 from server.db.migrate import upgrade
 from server.errors import EXCEPTION_HANDLERS
 from server.settings import Settings
+from web.i18n import configure_templates, language_middleware
 
 log = logging.getLogger("botflow.app")
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,13 +109,14 @@ def create_app(settings: Settings | None = None) -> Litestar:
         route_handlers=routes,
         state=State({"settings": settings}),
         dependencies={"db_session": Provide(provide_db_session)},
-        middleware=[session_config.middleware, auth_middleware],
+        middleware=[session_config.middleware, auth_middleware, language_middleware],
         csrf_config=csrf_config,
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         on_startup=[startup],
         on_shutdown=[shutdown],
         request_max_body_size=settings.max_body,
-        template_config=TemplateConfig(directory=ROOT / "web" / "templates", engine=JinjaTemplateEngine),
+        template_config=TemplateConfig(directory=ROOT / "web" / "templates", engine=JinjaTemplateEngine,
+                                       engine_callback=configure_templates),
         openapi_config=OpenAPIConfig(title="Botflow", version="0.1.0", path="/schema"),
         debug=False,
     )
