@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from flows.errors import FlowFormatError
 from flows.load import load
+from web.i18n import gettext as _
 
 INDEX = re.compile(r"\[(\d+)\]")
 
@@ -45,12 +46,12 @@ class Fields:
         try:
             value: int | float = int(raw) if integer else float(raw)
         except ValueError:
-            self.errors[name] = "Enter a whole number." if integer else "Enter a number."
+            self.errors[name] = _("Enter a whole number.") if integer else "Enter a number."
             return None
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if minimum is not None and value < minimum:
-            self.errors[name] = f"Enter a number of at least {minimum:g}."
+            self.errors[name] = _("Enter a number of at least %(n)s.") % {"n": f"{minimum:g}"}
             return None
         return value
 

@@ -10,8 +10,12 @@ from litestar.response import Redirect, Template
 
 from server.auth import CurrentUser, current_user
 from server.errors import AppError
+from web.i18n import N_, role_name
+from web.i18n import gettext as _
+from web.messages import human_message
 
-ROLE_NAMES = {"editor": "change drafts", "publisher": "freeze versions and publish", "admin": "manage bots"}
+ROLE_NAMES = {"editor": N_("change drafts"), "publisher": N_("freeze versions and publish"),
+              "admin": N_("manage bots")}
 
 
 def is_htmx(request: Request) -> bool:
@@ -60,7 +64,8 @@ def refusal(request: Request, role: str) -> Template | None:
     user = user_of(request)
     if user.has_role(role):
         return None
-    message = f"You need the {role} role or above to {ROLE_NAMES.get(role, 'do this')}; you are {user.role}."
+    message = _("You need the %(role)s role or above to %(what)s; you are %(yours)s.") % {
+        "role": role_name(role), "what": _(ROLE_NAMES.get(role, N_("do this"))), "yours": role_name(user.role)}
     return problem(request, message, status=403)
 
 
@@ -69,13 +74,13 @@ def problem(request: Request, message: str, problems: list[dict[str, Any]] | Non
     """An error as the page or fragment the request expects."""
     if is_htmx(request):
         return fragment(request, "_partials/problems.html", status=status, message=message, problems=problems or [])
-    return render(request, "error.html", status=status, heading="That did not work", message=message)
+    return render(request, "error.html", status=status, heading=_("That did not work"), message=message)
 
 
 def app_error(request: Request, exc: AppError) -> Template:
     """A service's refusal (not found, conflict, invalid) shown as a page or fragment."""
     details = [d for d in exc.details if isinstance(d, dict)]
-    return problem(request, exc.message, details, status=exc.status)
+    return problem(request, human_message(exc), details, status=exc.status)
 
 
 __all__ = ["HTMXRequest", "app_error", "fragment", "is_htmx", "problem", "redirect", "refusal", "render",

@@ -1,6 +1,7 @@
-// The simulator: a chat with the draft (or a frozen version) through POST /api/flows/{id}/simulate,
-// the same engine as live traffic, in a sandbox. Announces the current state and the fired transition.
-import { api } from "./api.js";
+// The simulator: a chat with the draft (or a frozen version) through the simulate API, on the same
+// engine as live traffic, in a sandbox. Announces the current state and the fired transition.
+import { api, loginUrl } from "./api.js";
+import { t } from "./i18n.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -47,11 +48,11 @@ export class Simulator {
     if (idle) {
       idle.addEventListener("click", () => {
         const seconds = Number(this.root.querySelector("[data-sim-idle-seconds]").value || 0);
-        if (seconds > 0) this.send({ idle: seconds }, null, `⏱ ${seconds} s later`);
+        if (seconds > 0) this.send({ idle: seconds }, null, t("⏱ {seconds} s later", { seconds }));
       });
     }
     const started = this.root.querySelector("[data-sim-started]");
-    if (started) started.addEventListener("click", () => this.send({ bot_started: null }, null, "▶ bot started"));
+    if (started) started.addEventListener("click", () => this.send({ bot_started: null }, null, t("▶ bot started")));
     this.source.addEventListener("change", () => this.restart());
   }
 
@@ -59,10 +60,10 @@ export class Simulator {
     const res = await api("GET", this.versionsUrl);
     if (!res.ok || !Array.isArray(res.data)) return;
     const chosen = this.source.value;
-    const options = [el("option", "", "Draft")];
+    const options = [el("option", "", t("Draft"))];
     options[0].value = "draft";
     for (const v of res.data) {
-      const option = el("option", "", `Version ${v.version}${v.note ? ` — ${v.note}` : ""}`);
+      const option = el("option", "", t("Version {n}", { n: v.version }) + (v.note ? ` — ${v.note}` : ""));
       option.value = String(v.version);
       options.push(option);
     }
@@ -72,7 +73,7 @@ export class Simulator {
 
   restart() {
     this.session = `sim-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-    this.log.replaceChildren(el("li", "sim-system", "New conversation. Type a message to start."));
+    this.log.replaceChildren(el("li", "sim-system", t("New conversation. Type a message to start.")));
     this.stateOut.textContent = "—";
     this.firedOut.textContent = "—";
     this.dataOut.textContent = "{}";
@@ -94,7 +95,7 @@ export class Simulator {
       const source = this.source.value === "draft" ? "draft" : Number(this.source.value);
       const res = await api("POST", this.url, { json: { session: this.session, update, source } });
       if (!res.ok) {
-        this.log.append(el("li", "sim-error", (res.data && res.data.message) || `The simulator answered ${res.status}.`));
+        this.log.append(this.notice(res));
         return;
       }
       this.show(res.data);
@@ -107,12 +108,25 @@ export class Simulator {
 
   show(result) {
     for (const reply of result.replies || []) this.log.append(this.bubble(reply));
-    if (result.state === null) this.log.append(el("li", "sim-system", "The dialog ended."));
-    this.stateOut.textContent = result.state ?? "(no dialog)";
+    if (result.state === null) this.log.append(el("li", "sim-system", t("The dialog ended.")));
+    this.stateOut.textContent = result.state ?? t("(no dialog)");
     const fired = result.fired || {};
-    this.firedOut.textContent = fired.transition ? `${fired.transition}: ${fired.reason || ""}` : (fired.reason || "no transition");
+    this.firedOut.textContent = fired.transition ? `${fired.transition}: ${fired.reason || ""}` : (fired.reason || t("no transition"));
     this.dataOut.textContent = JSON.stringify(result.data || {}, null, 2);
     this.announce(result.state, fired.transition || null);
+  }
+
+  /** A refusal from the server, shown as the simulator's own note (never as a bot message). */
+  notice(res) {
+    const li = el("li", "sim-error", "");
+    li.setAttribute("role", "alert");
+    li.append(el("span", "", (res.data && res.data.message) || t("The simulator could not run this step. Try again.")));
+    if (res.expired) {
+      const link = el("a", "", t("Log in"));
+      link.href = loginUrl();
+      li.append(" ", link);
+    }
+    return li;
   }
 
   bubble(reply) {

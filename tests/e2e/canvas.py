@@ -81,4 +81,4 @@ def document(page: Page) -> dict[str, Any]:
 
 
 def issue_codes(page: Page) -> list[str]:
-    return page.locator("#issues-list .issue-code").all_inner_texts()
+    return [str(code) for code in page.eval_on_selector_all("#issues-list .issue", "els => els.map(e => e.dataset.code)")]
