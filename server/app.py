@@ -12,6 +12,7 @@ from litestar import Litestar, Request
 from litestar.config.csrf import CSRFConfig
 from litestar.contrib.jinja import JinjaTemplateEngine
 from litestar.datastructures import State
+from litestar.exceptions import HTTPException
 from litestar.di import Provide
 from litestar.middleware.session.client_side import CookieBackendConfig
 from litestar.openapi import OpenAPIConfig
@@ -25,6 +26,7 @@ from server.db.migrate import upgrade
 from server.errors import EXCEPTION_HANDLERS
 from server.settings import Settings
 from web.i18n import configure_templates, language_middleware
+from web.pages_fallback import page_or_json
 
 log = logging.getLogger("botflow.app")
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,7 +113,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         dependencies={"db_session": Provide(provide_db_session)},
         middleware=[session_config.middleware, auth_middleware, language_middleware],
         csrf_config=csrf_config,
-        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        exception_handlers={**EXCEPTION_HANDLERS, HTTPException: page_or_json},  # type: ignore[arg-type]
         on_startup=[startup],
         on_shutdown=[shutdown],
         request_max_body_size=settings.max_body,
