@@ -32,6 +32,8 @@ def human_message(exc: AppError) -> str:
         return _("There is no bot %(id)s; it may have been deleted.") % {"id": name}
     if exc.code == "revision_mismatch":
         return _("Someone else saved this flow meanwhile; reload to see their version.")
+    if exc.code == "invalid_request" and any(isinstance(d, dict) and d.get("path") for d in exc.details):
+        return _("Check the marked fields.")
     if exc.code == "no_version":
         return _("This flow has no version yet: freeze the draft first.")
     return _(without_api_words(exc.message))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from litestar import Request, Response
 from litestar.plugins.htmx import ClientRedirect, HTMXRequest, HTMXTemplate
@@ -46,10 +46,20 @@ def redirect(request: Request, to: str) -> Response:
 
 
 async def require_login(request: Request) -> Response | None:
-    """Before every designer page: anonymous visitors go to the login page and come back after."""
+    """Before every designer page: anonymous visitors go to the login page and come back after.
+
+    A part of a page (htmx) is not navigated away from, which would drop what the person was doing: it
+    says the session ended, with a link to log in and come back to the page it is part of.
+    """
     if current_user(request) is not None:
         return None
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    if is_htmx(request):
+        page = urlsplit(request.headers.get("hx-current-url", ""))
+        if page.path.startswith("/") and not page.path.startswith("//"):
+            target = page.path + (f"?{page.query}" if page.query else "")
+        return fragment(request, "_partials/session_expired.html", status=401,
+                        login=f"/login?next={quote(target, safe='')}")
     return redirect(request, f"/login?next={quote(target, safe='')}")
 
 
