@@ -39,7 +39,7 @@ export async function settle(request) {
   if (type.includes("json")) data = await response.json().catch(() => null);
   // The browser session ended (logged out elsewhere, or the server's key changed): say so, not how tokens work.
   const expired = response.status === 401;
-  if (expired) data = { ...(data || {}), message: t("Your session has expired. Log in again to continue.") };
+  if (expired) data = { ...(data || {}), message: t("Your session has expired.") };
   return { status: response.status, ok: response.ok, headers: response.headers, data, expired };
 }
 

@@ -48,7 +48,7 @@ function setStatus(text, kind, { expired = false } = {}) {
   if (expired) {
     const link = document.createElement("a");
     link.href = loginUrl();
-    link.textContent = t("Log in");
+    link.textContent = t("Log in again");
     status.append(" ", link);
   }
 }

@@ -122,7 +122,7 @@ export class Simulator {
     li.setAttribute("role", "alert");
     li.append(el("span", "", (res.data && res.data.message) || t("The simulator could not run this step. Try again.")));
     if (res.expired) {
-      const link = el("a", "", t("Log in"));
+      const link = el("a", "", t("Log in again"));
       link.href = loginUrl();
       li.append(" ", link);
     }
