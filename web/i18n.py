@@ -106,6 +106,13 @@ def N_(message: str) -> str:
 ROLE_LABELS = {"viewer": N_("viewer"), "editor": N_("editor"), "publisher": N_("publisher"), "admin": N_("admin")}
 
 
+BOT_FIELDS = {"title": N_("title"), "token": N_("token"), "webhook_secret": N_("webhook secret")}
+
+
+def bot_field(name: str) -> str:
+    return gettext(BOT_FIELDS[name]) if name in BOT_FIELDS else name
+
+
 def role_name(role: str) -> str:
     return gettext(ROLE_LABELS[role]) if role in ROLE_LABELS else role
 
@@ -161,3 +168,4 @@ def configure_templates(engine: Any) -> None:
     env.globals.update(current_language=current_language, js_catalogue=lambda: js_catalogue(current_language()),
                        languages=LANGUAGES, role_name=role_name)
     env.filters["human_datetime"] = human_datetime
+    env.filters["bot_field"] = bot_field

@@ -15,6 +15,7 @@ from server.errors import AppError
 from server.services import bots as bot_service
 from server.services import publishing
 from web.pages import app_error, fragment, problem, redirect, refusal, render, user_of
+from web.i18n import gettext as _
 from web.pages_versions import SESSION_MODES, publish_version
 
 Form = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
@@ -88,7 +89,7 @@ class BotsController(Controller):
     async def rollback(self, request: HTMXRequest, db_session: DbSession, bot_id: PathStr, data: Form) -> Template:
         flow_id = data.get("flow") or ""
         if not flow_id:
-            return problem(request, "Choose the publication to roll back to.", status=422)
+            return problem(request, _("Choose the publication to roll back to."), status=422)
         return await publish_version(request, db_session, bot_id, flow_id, data.get("version") or "",
                                      data.get("sessions") or "keep")
 

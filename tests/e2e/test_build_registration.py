@@ -249,7 +249,7 @@ def test_build_chat_freeze_publish_and_serve_over_max(page: Page, app: App) -> N
     expect(page.locator("#publish-result")).to_contain_text("regbot now serves registration version 1")
     shoot(page, "versions")
     page.goto(app.url + "/bots/regbot")
-    expect(page.locator('[data-testid="publications"]')).to_contain_text("v1")
+    expect(page.locator('[data-testid="publications"]')).to_contain_text("version 1")
     shoot(page, "bot")
 
     # ---- the same dialog as MAX webhooks gets the same replies ----

@@ -131,7 +131,7 @@ def test_bots_page_keeps_secrets_write_only(page: Page, app: App) -> None:
     expect(page.locator("#bot-settings")).to_contain_text("Webhook secret: not set")
     page.get_by_label("New webhook secret").fill("whsec-12345")
     page.get_by_role("button", name="Save").click()
-    expect(page.locator("#bot-settings")).to_contain_text("webhook_secret.")
+    expect(page.locator("#bot-settings")).to_contain_text("Saved: title, webhook secret.")
     expect(page.locator("#bot-settings")).to_contain_text("Webhook secret: set")
     assert "tok-supersecret-1" not in page.content() and "whsec-12345" not in page.content()
     page.goto(app.url + "/bots")
