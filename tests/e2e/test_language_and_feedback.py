@@ -132,6 +132,7 @@ def test_a_field_edit_is_one_request(page: Page, app: App) -> None:
     page.locator("#panel").get_by_label("Final state").check()
     settle(page)
     expect(page.locator('#issues-list [data-code="final_has_exit"]')).to_have_count(1)
+    page.wait_for_function("window.botflowEditor.cy.getElementById('s:ask_phone').hasClass('issue-warning')")
     assert len([r for r in requests if "/api/" in r or "/edit" in r]) == 1, requests
 
 
@@ -197,6 +198,18 @@ def test_duplicate_import_offers_to_replace_the_draft(page: Page, app: App, tmp_
     result.get_by_role("button", name="Replace the draft").click()
     expect(result).to_contain_text("Replaced the draft of Второй заход")
     assert app.api("GET", "/api/flows/twice").json()["title"] == "Второй заход"
+
+
+def test_bot_form_marks_the_field_it_refuses(page: Page) -> None:
+    page.goto(page.url.replace("/flows", "/bots"))
+    page.get_by_label("Id", exact=True).fill("Not A Valid Id")
+    page.get_by_role("button", name="Create").click()
+    result = page.locator("#create-bot-result")
+    expect(result).to_contain_text("Check the marked fields.")
+    expect(page.get_by_label("Id", exact=True)).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Token", exact=True)).not_to_have_attribute("aria-invalid", "true")
+    expect(result.locator('[data-field="id"] code')).to_have_text("Id")  # named by its label
+    shoot(page, "bot-form-field-marked")
 
 
 API_WORDS = [
