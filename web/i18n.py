@@ -149,13 +149,54 @@ def _cookie(header: str) -> str | None:
     return None
 
 
+# Paths no person reads, so their language is never looked up.
+UNREAD_PREFIXES = ("/api", "/webhooks", "/static", "/healthz", "/readyz", "/schema", "/metrics")
+FOLLOW_BROWSER = "auto"  # the cookie's value for "looked up, nothing chosen": saves a lookup per page
+LOOKUP_TTL = 3600
+
+
+async def stored_language(scope: Any) -> str | None:
+    """The language the signed-in user chose with the switch (kept on the user), or None."""
+    from sqlalchemy import select
+
+    from server.db.models import UserRow
+
+    user = scope.get("user")
+    if user is None:
+        return None
+    async with scope["app"].state.db.session() as session:
+        found = (await session.execute(select(UserRow.language).where(UserRow.id == user.id))).scalar()
+    return found if found in LANGUAGES else None
+
+
+def language_cookie(value: str, max_age: int = ONE_YEAR) -> str:
+    return f"{COOKIE}={value}; Max-Age={max_age}; Path=/; SameSite=Lax; HttpOnly"
+
+
 def language_middleware(app: Any) -> Any:
-    """Set the request's language before any handler or template runs (the API ignores it)."""
+    """Set the request's language before any handler or template runs: the switch's cookie, else the
+    signed-in user's stored choice (remembered in the cookie from then on), else the browser's."""
 
     async def middleware(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            set_language(choose(_cookie(_header(scope, b"cookie")), _header(scope, b"accept-language")))
-        await app(scope, receive, send)
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        cookie = _cookie(_header(scope, b"cookie"))
+        accept = _header(scope, b"accept-language")
+        if cookie is not None or scope.get("user") is None or scope.get("path", "").startswith(UNREAD_PREFIXES):
+            set_language(choose(cookie, accept))
+            await app(scope, receive, send)
+            return
+        stored = await stored_language(scope)
+        set_language(choose(stored, accept))
+        header = language_cookie(stored, ONE_YEAR) if stored else language_cookie(FOLLOW_BROWSER, LOOKUP_TTL)
+
+        async def remember(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (b"set-cookie", header.encode())]}
+            await send(message)
+
+        await app(scope, receive, remember)
 
     return middleware
 

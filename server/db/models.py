@@ -98,6 +98,8 @@ class UserRow(Base):
     # "scrypt$<salt hex>$<hash hex>", or None when the user can only use API tokens.
     password_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # The designer's language this person chose with the switch ("ru", "en"); None follows the browser.
+    language: Mapped[str | None] = mapped_column(String(8), nullable=True)
 
 
 class TokenRow(Base):

@@ -144,3 +144,20 @@ async def test_a_lapsed_session_inside_a_page_says_so_in_place(app_client: Async
     assert 'href="/login?next=%2Fflows%2Fany%2Fedit"' in answer.text
     page = await app_client.get("/flows/any/edit", follow_redirects=False)
     assert page.status_code == 303 and page.headers["location"] == "/login?next=%2Fflows%2Fany%2Fedit"
+
+
+async def test_the_switch_is_kept_on_the_user_for_their_other_browsers(app_client: AsyncTestClient,
+                                                                       admin_headers: dict[str, str]) -> None:
+    await app_client.get("/language/ru?next=/flows", headers=admin_headers, follow_redirects=False)
+    app_client.cookies.clear()  # another browser: no cookie, an English browser
+    page = await app_client.get("/flows", headers={**admin_headers, "Accept-Language": "en-US"})
+    assert '<html lang="ru">' in page.text
+    assert "botflow_lang=ru" in page.headers.get("set-cookie", "")  # remembered, no lookup next time
+    app_client.cookies.clear()
+    await app_client.get("/language/en?next=/flows", headers=admin_headers, follow_redirects=False)
+    app_client.cookies.clear()
+    again = await app_client.get("/flows", headers={**admin_headers, "Accept-Language": "ru"})
+    assert '<html lang="en">' in again.text
+    app_client.cookies.clear()
+    anonymous = await app_client.get("/login", headers={"Accept-Language": "ru"})
+    assert '<html lang="ru">' in anonymous.text and "botflow_lang" not in anonymous.headers.get("set-cookie", "")
