@@ -12,9 +12,19 @@ export class IssuesPanel {
     this.issues = [];
     this.marked = new Map();  // element id -> the issue class it carries
     this.seq = 0;
-    document.body.addEventListener("htmx:oobAfterSwap", (e) => {
-      if (e.detail.target && e.detail.target.id === "issues-pane") { this.seq += 1; this.adopt(); }
-    });
+    // The pane last read (at first the page's empty one); a new one means a form's answer brought issues.
+    this.pane = document.getElementById("issues-pane");
+    for (const type of ["htmx:oobAfterSwap", "htmx:afterSettle", "htmx:afterRequest"]) {
+      document.body.addEventListener(type, () => this.check());
+    }
+  }
+
+  /** Adopt a pane a form's answer swapped in (out of band); an older refresh in flight must not win. */
+  check() {
+    const pane = document.getElementById("issues-pane");
+    if (!pane || pane === this.pane) return;
+    this.seq += 1;
+    this.adopt();
   }
 
   async refresh() {
@@ -24,6 +34,7 @@ export class IssuesPanel {
       const res = await fetch(this.url, { headers: { "HX-Request": "true" }, credentials: "same-origin" });
       if (res.ok) html = await res.text();
     } catch { /* the save status already says when the server cannot be reached */ }
+    this.check();  // a form's answer that arrived meanwhile is newer than this run
     if (seq !== this.seq || html === null) return;  // a newer run answers for the newer draft
     const pane = document.getElementById("issues-pane");
     const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("issues-pane");
@@ -36,6 +47,7 @@ export class IssuesPanel {
   adopt() {
     const pane = document.getElementById("issues-pane");
     if (!pane) return;
+    this.pane = pane;
     try { this.issues = JSON.parse(pane.dataset.issues || "[]"); } catch { this.issues = []; }
     this.lines = [...pane.querySelectorAll("#issues-list .issue")];
     for (const li of this.lines) {
