@@ -161,3 +161,19 @@ async def test_the_switch_is_kept_on_the_user_for_their_other_browsers(app_clien
     app_client.cookies.clear()
     anonymous = await app_client.get("/login", headers={"Accept-Language": "ru"})
     assert '<html lang="ru">' in anonymous.text and "botflow_lang" not in anonymous.headers.get("set-cookie", "")
+
+
+async def test_freeze_answers_with_the_page_parts_it_changes(app_client: AsyncTestClient,
+                                                            admin_headers: dict[str, str]) -> None:
+    await new_flow(app_client, admin_headers, "frozen")
+    await app_client.get("/flows/frozen/versions", headers=admin_headers)
+    csrf = app_client.cookies.get("csrftoken", "")
+    answer = await app_client.post("/flows/frozen/versions", data={"note": "first"},
+                                   headers={**admin_headers, "HX-Request": "true", "X-CSRFToken": csrf})
+    assert answer.status_code == 200 and "Version 1 frozen: first." in answer.text
+    for part in ('id="versions-table" hx-swap-oob="innerHTML"', 'id="publish-version" hx-swap-oob="outerHTML"',
+                 'id="compare-refs" class="inline" hx-swap-oob="outerHTML"'):
+        assert part in answer.text, part
+    download = await app_client.get("/flows/frozen/versions/1/download", headers=admin_headers)
+    assert download.status_code == 200 and download.json()["id"] == "frozen"
+    assert download.headers["content-disposition"] == 'attachment; filename="frozen-v1.json"'
