@@ -13,6 +13,7 @@ from server.api.params import DbSession
 from server.auth import current_user, login_session, logout_session
 from server.errors import AppError
 from server.services.users import authenticate, can_set_up, set_up_admin
+from web.i18n import gettext as _
 from web.pages import render
 
 Form = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
@@ -48,10 +49,10 @@ async def set_up(request: Request, db_session: DbSession, data: Form) -> Templat
     token_needed = needs_bootstrap_token(request)
     error = None
     if len(password) < 8:
-        error = "Choose a password of at least 8 characters."
+        error = _("Choose a password of at least 8 characters.")
     elif token_needed and not hmac.compare_digest(
             (data.get("bootstrap_token") or "").encode(), request.app.state.settings.bootstrap_token.encode()):
-        error = "The bootstrap token is not the one this server was started with (BOTFLOW_BOOTSTRAP_TOKEN)."
+        error = _("The bootstrap token is not the one this server was started with (BOTFLOW_BOOTSTRAP_TOKEN).")
     if error is None:
         try:
             user = await set_up_admin(db_session, username, password)
@@ -71,7 +72,7 @@ async def login(request: Request, db_session: DbSession, data: Form) -> Template
     user = await authenticate(db_session, username, data.get("password") or "")
     if user is None:
         return render(request, "login.html", status=401, next=safe_next(data.get("next")), username=username,
-                      error="Wrong username or password.", setup=False, token_needed=False)
+                      error=_("Wrong username or password."), setup=False, token_needed=False)
     login_session(request, user)
     return Redirect(safe_next(data.get("next")), status_code=303)
 
