@@ -53,14 +53,21 @@ async def require_login(request: Request) -> Response | None:
     """
     if current_user(request) is not None:
         return None
-    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     if is_htmx(request):
-        page = urlsplit(request.headers.get("hx-current-url", ""))
-        if page.path.startswith("/") and not page.path.startswith("//"):
-            target = page.path + (f"?{page.query}" if page.query else "")
-        return fragment(request, "_partials/session_expired.html", status=401,
-                        login=f"/login?next={quote(target, safe='')}")
+        return session_expired(request, 401)
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     return redirect(request, f"/login?next={quote(target, safe='')}")
+
+
+def session_expired(request: Request, status: int, *, stale: bool = False) -> Template:
+    """The note that replaces a part of a page the session no longer allows, linking back to that page."""
+    target = request.url.path
+    page = urlsplit(request.headers.get("hx-current-url", ""))
+    if page.path.startswith("/") and not page.path.startswith("//"):
+        target = page.path + (f"?{page.query}" if page.query else "")
+    return HTMXTemplate(template_name="_partials/session_expired.html", status_code=status,
+                        headers={"X-Botflow-Session": "expired"},
+                        context={"login": f"/login?next={quote(target, safe='')}", "stale": stale, "user": None})
 
 
 def user_of(request: Request) -> CurrentUser:

@@ -11,8 +11,10 @@ from server.auth import current_user
 from server.errors import http_exception_handler
 from web.i18n import COOKIE, choose, set_language
 from web.i18n import gettext as _
+from web.pages import session_expired
 
 ICON = Path(__file__).resolve().parent.parent / "static" / "favicon.svg"
+CSRF_FAILED = "CSRF token verification failed"  # Litestar's CSRF middleware's words
 MACHINE_PREFIXES = ("/api", "/webhooks", "/healthz", "/readyz", "/schema", "/metrics", "/static")
 
 
@@ -28,7 +30,12 @@ def wants_page(request: Request) -> bool:
 
 
 def page_or_json(request: Request, exc: HTTPException) -> Response:
-    """404 and 405 as a page for browsers (routing fails before the middleware, so the language is read here)."""
+    """404 and 405 as a page for browsers (routing fails before the middleware, so the language is read here);
+    a part of a page refused for a missing CSRF cookie (a lapsed session) as a note to log in again."""
+    if exc.status_code == 403 and exc.detail == CSRF_FAILED and request.headers.get("hx-request") == "true" \
+            and not request.url.path.startswith(MACHINE_PREFIXES):
+        set_language(choose(request.cookies.get(COOKIE), request.headers.get("accept-language")))
+        return session_expired(request, 403, stale=True)
     if exc.status_code not in (404, 405) or not wants_page(request):
         return http_exception_handler(request, exc)
     set_language(choose(request.cookies.get(COOKIE), request.headers.get("accept-language")))

@@ -177,9 +177,17 @@ def test_expired_session_says_so_with_a_login_link(browser: Browser, app: App, w
     try:
         page = sign_in(ctx, app, watch)
         open_editor(page, app.url, "expiring")
+        click_state(page, "ask_phone")
         ctx.clear_cookies()  # the session ends (logged out elsewhere, or the server's key changed)
-        page.evaluate("window.botflowEditor.addState({x: 40, y: 40})")
+        title = page.locator("#panel").get_by_label("Title", exact=True)
+        title.fill("Телефон клиента")
+        title.press("Tab")
         status = page.locator("#save-status")
+        expect(status).to_contain_text("Your session has expired")
+        expect(page.locator("#panel [data-session-expired]").get_by_role("link", name="Log in again")) \
+            .to_have_attribute("href", "/login?next=%2Fflows%2Fexpiring%2Fedit")
+        assert page.url.endswith("/flows/expiring/edit")  # still here: nothing the person did is thrown away
+        page.evaluate("window.botflowEditor.addState({x: 40, y: 40})")
         expect(status).to_contain_text("Your session has expired")
         expect(status).not_to_contain_text("Bearer")
         expect(status.get_by_role("link", name="Log in again")).to_have_attribute("href", "/login?next=%2Fflows%2Fexpiring%2Fedit")

@@ -8,9 +8,9 @@ function readAnswer(xhr) {
   const page = new DOMParser().parseFromString(xhr.responseText || "", "text/html");
   const error = page.querySelector("[data-error-for]");
   const draft = page.getElementById("draft-answer");
-  let document = null;
-  try { document = draft && draft.dataset.document ? JSON.parse(draft.dataset.document) : null; } catch { document = null; }
-  return { error: error ? error.textContent.trim() : "", document };
+  let saved = null;
+  try { saved = draft && draft.dataset.document ? JSON.parse(draft.dataset.document) : null; } catch { saved = null; }
+  return { error: error ? error.textContent.trim() : "", document: saved };
 }
 
 export class SidePanel {
@@ -92,6 +92,10 @@ export class SidePanel {
         const xhr = evt.detail.xhr;
         if (xhr.status === 409 || xhr.status === 412) {
           this.store.markConflict();
+          return;
+        }
+        if (xhr.getResponseHeader("X-Botflow-Session") === "expired") {  // the panel says so, with a link
+          this.store.emit("error", { status: 401, message: t("Your session has expired.") });
           return;
         }
         const revision = xhr.getResponseHeader("X-Botflow-Revision");
