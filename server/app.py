@@ -12,7 +12,7 @@ from litestar.config.csrf import CSRFConfig
 from litestar.contrib.jinja import JinjaTemplateEngine
 from litestar.datastructures import State
 from litestar.di import Provide
-from litestar.exceptions import PermissionDeniedException
+from litestar.exceptions import HTTPException, PermissionDeniedException
 from litestar.middleware.session.client_side import CookieBackendConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.static_files import create_static_files_router
@@ -39,7 +39,9 @@ from server.services.flows import set_action_allow
 from server.services.users import ensure_bootstrap
 from server.settings import Settings
 from server.static_files import StaticFiles
+from web.i18n import configure_templates, language_middleware
 from web.pages_auth import refused_form
+from web.pages_fallback import page_or_json
 from web.routes import ROUTES as WEB_ROUTES
 
 log = logging.getLogger("botflow.app")
@@ -88,8 +90,15 @@ async def shutdown(app: Litestar) -> None:
 
 
 def exception_handlers() -> dict[Any, Any]:
-    """The API's error handlers, plus the designer's page for a browser form with an outdated CSRF token."""
-    return {**EXCEPTION_HANDLERS, **OUTAGE_HANDLERS, PermissionDeniedException: refused_form}
+    """The API's error handlers, plus the designer's answers for browsers: a form with an outdated CSRF token,
+    and a page (not JSON) where there is none."""
+    return {**EXCEPTION_HANDLERS, **OUTAGE_HANDLERS, HTTPException: page_or_json, PermissionDeniedException: refused_form}
+
+
+def configure_engine(engine: JinjaTemplateEngine) -> None:
+    """The designer's languages, and `csp_nonce()` for the inline scripts a page carries."""
+    configure_templates(engine)
+    engine.register_template_callable("csp_nonce", template_nonce)
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -121,7 +130,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         state=State({"settings": settings}),
         dependencies={"db_session": Provide(provide_db_session)},
         # Stale CSRF cookies go first: the session and CSRF layers must never see them.
-        middleware=[stale_csrf_middleware(settings.secret_key), session_config.middleware, auth_middleware],
+        middleware=[stale_csrf_middleware(settings.secret_key), session_config.middleware, auth_middleware,
+                    language_middleware],
         csrf_config=csrf_config,
         exception_handlers=exception_handlers(),  # type: ignore[arg-type]
         on_startup=[startup],
@@ -129,7 +139,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         request_max_body_size=settings.max_body,
         template_config=TemplateConfig(
             directory=WEB_DIR / "templates", engine=JinjaTemplateEngine,
-            engine_callback=lambda engine: engine.register_template_callable("csp_nonce", template_nonce)),
+            engine_callback=configure_engine),
         openapi_config=OpenAPIConfig(title="Botflow", version="0.1.0", path="/schema", render_plugins=render_plugins()),
         logging_config=None,  # server.logs configures the process once; Litestar would add its own handlers
         debug=False,

@@ -12,26 +12,28 @@ from typing import Any
 
 from server.metrics import REGISTRY
 from server.runtime.max_client import MaxApiError
+from web.i18n import N_
+from web.i18n import gettext as _
 
 HOUR = 3600.0
 STARTED = time.time()
 # Counter samples that count as errors for a bot, with the words the page uses for them.
 ERROR_SAMPLES = {
-    ("botflow_replies_total", "refused"): "replies MAX refused",
-    ("botflow_replies_total", "unknown_outcome"): "replies whose delivery is unknown",
-    ("botflow_replies_total", "retried"): "replies retried",
+    ("botflow_replies_total", "refused"): N_("replies MAX refused"),
+    ("botflow_replies_total", "unknown_outcome"): N_("replies whose delivery is unknown"),
+    ("botflow_replies_total", "retried"): N_("replies retried"),
 }
 SENT = ("botflow_replies_total", "sent")
 # MAX error codes in words, for the test-message answer (an operator reads them, not a program).
 MAX_CODE_WORDS = {
-    "verify.token": "the bot's token is not valid; set a new one in the settings",
-    "access.denied": "the bot may not write to this user; the user has to start a chat with the bot first",
-    "chat.denied": "the user has blocked the bot or never started a chat with it",
-    "not.found": "there is no MAX user or chat with this id",
-    "proto.payload": "MAX did not accept the message's content",
-    "too.many.requests": "MAX is asking to slow down; try again in a moment",
-    "timeout": "MAX did not answer in time",
-    "network": "MAX could not be reached",
+    "verify.token": N_("the bot's token is not valid; set a new one in the settings"),
+    "access.denied": N_("the bot may not write to this user; the user has to start a chat with the bot first"),
+    "chat.denied": N_("the user has blocked the bot or never started a chat with it"),
+    "not.found": N_("there is no MAX user or chat with this id"),
+    "proto.payload": N_("MAX did not accept the message's content"),
+    "too.many.requests": N_("MAX is asking to slow down; try again in a moment"),
+    "timeout": N_("MAX did not answer in time"),
+    "network": N_("MAX could not be reached"),
 }
 
 
@@ -77,8 +79,8 @@ class BotHealth:
     def summary(self, bot: str) -> dict[str, Any]:
         """Errors and traffic of the last hour in words and numbers, for the template."""
         deltas, covered = self.histories.setdefault(bot, CounterHistory()).last_hour(bot)
-        errors = [(words, int(deltas.get(key, 0))) for key, words in ERROR_SAMPLES.items()]
-        errors.append(("deliveries MAX will repeat (this server answered with an error)",
+        errors = [(_(words), int(deltas.get(key, 0))) for key, words in ERROR_SAMPLES.items()]
+        errors.append((_("deliveries MAX will repeat (this server answered with an error)"),
                        int(deltas.get(("botflow_webhook_requests_total", "5xx"), 0))))
         return {"errors": [(w, n) for w, n in errors if n], "error_total": sum(n for _, n in errors),
                 "sent": int(deltas.get(SENT, 0)), "minutes": max(1, round(covered / 60)),
@@ -88,25 +90,27 @@ class BotHealth:
 def subscription_words(health: Any, public_url: str | None) -> tuple[str, str]:
     """(tag, sentence) describing the webhook subscription as the watchdog last saw it."""
     if not public_url:
-        return "muted", ("No public address is configured (BOTFLOW_PUBLIC_URL), so MAX cannot deliver to this "
-                         "server; use long polling for development.")
+        return "muted", _("No public address is configured (BOTFLOW_PUBLIC_URL), so MAX cannot deliver to this "
+                          "server; use long polling for development.")
     if health is None:
-        return "muted", "Not checked yet; the first check runs shortly after the server starts."
+        return "muted", _("Not checked yet; the first check runs shortly after the server starts.")
     ago = max(0, round((time.time() - health.checked_at) / 60))
-    when = "just now" if ago == 0 else f"{ago} min ago"
+    when = _("just now") if ago == 0 else _("%(n)s min ago") % {"n": ago}
     if not health.up:
-        return "error", f"MAX could not be asked ({health.error or 'no answer'}); last try {when}."
+        return "error", _("MAX could not be asked (%(error)s); last try %(when)s.") % {
+            "error": health.error or _("no answer"), "when": when}
     if health.resubscribed_at and time.time() - health.resubscribed_at < HOUR:
-        return "warn", f"MAX had dropped the subscription; it was renewed. Checked {when}."
-    return "ok", f"MAX delivers to this address. Checked {when}."
+        return "warn", _("MAX had dropped the subscription; it was renewed. Checked %(when)s.") % {"when": when}
+    return "ok", _("MAX delivers to this address. Checked %(when)s.") % {"when": when}
 
 
 def max_answer_words(exc: MaxApiError | None, answer: dict[str, Any] | None) -> tuple[bool, str]:
     """(delivered, sentence) for the result of a test message."""
     if exc is None:
-        return True, "MAX accepted the message; it is on its way to the user."
+        return True, _("MAX accepted the message; it is on its way to the user.")
     words = MAX_CODE_WORDS.get(exc.code)
     detail = exc.message.split(": ", 1)[-1].strip()
     if words:
-        return False, f"Not delivered: {words}." + (f" MAX said: “{detail}”." if detail and exc.status else "")
-    return False, f"Not delivered: MAX said “{detail or 'no reason'}”."
+        said = (" " + _("MAX said: “%(detail)s”.") % {"detail": detail}) if detail and exc.status else ""
+        return False, _("Not delivered: %(reason)s.") % {"reason": _(words)} + said
+    return False, _("Not delivered: MAX said “%(detail)s”.") % {"detail": detail or _("no reason")}

@@ -5,15 +5,17 @@ from typing import Any
 
 from flows.model import COMMANDS
 from web.forms import Edit, Fields, clean, deep, finish
+from web.i18n import N_
+from web.i18n import gettext as _
 
 START_ON = ("any", "command")
 MODES = ("default", "custom", "off")
 # Commands whose reply is meaningful in the form (`restart` and `back` replies precede the state's messages).
 COMMAND_HELP = {
-    "cancel": "drops the dialog and its data",
-    "restart": "drops the dialog and enters the start state",
-    "back": "returns to the previous waiting state",
-    "help": "replies and stays",
+    "cancel": N_("drops the dialog and its data"),
+    "restart": N_("drops the dialog and enters the start state"),
+    "back": N_("returns to the previous waiting state"),
+    "help": N_("replies and stays"),
 }
 
 
@@ -72,21 +74,21 @@ def edit_settings(document: dict[str, Any], f: Fields) -> Edit:
     edited["title"] = values["title"]
     state_ids = [s.get("id") for s in document.get("states") or []]
     if values["start"] and values["start"] not in state_ids:
-        f.errors["start"] = "Choose a state from the list."
+        f.errors["start"] = _("Choose a state from the list.")
     edited["start"] = values["start"]
     old = document.get("settings") or {}
     settings: dict[str, Any] = {k: v for k, v in old.items() if k not in ("session_ttl", "fallback", "start_on", "reminder")}
     settings.update(clean({"session_ttl": f.number("settings.session_ttl", minimum=1),
                            "fallback": values["fallback"]}))
     if values["start_on"] not in START_ON:
-        f.errors["settings.start_on"] = "Choose when a dialog opens."
+        f.errors["settings.start_on"] = _("Choose when a dialog opens.")
     elif values["start_on"] != "any" or "start_on" in old:
         settings["start_on"] = values["start_on"]
     if values["reminder"]["enabled"]:
         reminder = {k: v for k, v in (old.get("reminder") or {}).items() if k not in ("after", "text")}
         after = f.number("settings.reminder.after", minimum=1)
         if after is None and "settings.reminder.after" not in f.errors:
-            f.errors["settings.reminder.after"] = "Enter after how many idle seconds the reminder is sent."
+            f.errors["settings.reminder.after"] = _("Enter after how many idle seconds the reminder is sent.")
         reminder.update({"after": after, "text": values["reminder"]["text"]})
         settings["reminder"] = reminder
     if settings or "settings" in document:
@@ -98,10 +100,10 @@ def edit_settings(document: dict[str, Any], f: Fields) -> Edit:
         elif cmd["mode"] == "custom":
             match = [line.strip() for line in cmd["match"].splitlines() if line.strip()]
             if not match:
-                f.errors[f"commands.{name}.match"] = "Enter the texts that run this command, one per line."
+                f.errors[f"commands.{name}.match"] = _("Enter the texts that run this command, one per line.")
             commands[name] = clean({"match": match, "reply": cmd["reply"]}) or {"match": []}
         elif cmd["mode"] != "default":
-            f.errors[f"commands.{name}"] = "Choose default, custom or off."
+            f.errors[f"commands.{name}"] = _("Choose default, custom or off.")
     if commands or "commands" in document:
         edited["commands"] = commands
     return finish(document, edited, values, dict(f.errors), "", anchors(), "settings")

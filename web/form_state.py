@@ -6,6 +6,7 @@ from typing import Any
 from flows.format import INPUT_OPTIONS, STATE_ID
 from flows.model import ATTACHMENT_KINDS, INPUT_TYPES
 from web.forms import Edit, Fields, clean, deep, finish, parse_action
+from web.i18n import gettext as _
 
 INPUT_KINDS = ATTACHMENT_KINDS
 
@@ -147,7 +148,7 @@ def build_state(values: dict[str, Any], original: dict[str, Any], f: Fields) -> 
         for r, row in enumerate(message["buttons"]):
             for c, b in enumerate(row):
                 if b["kind"] not in BUTTON_KINDS:
-                    f.errors[f"say[{i}].buttons[{r}][{c}]"] = "Choose what the button does."
+                    f.errors[f"say[{i}].buttons[{r}][{c}]"] = _("Choose what the button does.")
         rows = [[button_document(b) for b in row] for row in message["buttons"] if row]
         if rows:
             entry["buttons"] = rows
@@ -165,7 +166,7 @@ def build_state(values: dict[str, Any], original: dict[str, Any], f: Fields) -> 
 def _build_input(inp: dict[str, Any], original: dict[str, Any], f: Fields) -> dict[str, Any]:
     kind = inp["type"]
     if kind not in INPUT_TYPES:
-        f.errors["input.type"] = "Choose an input type from the list."
+        f.errors["input.type"] = _("Choose an input type from the list.")
     out: dict[str, Any] = {k: v for k, v in original.items() if k.startswith("x-")}
     out.update(clean({"type": kind, "save_as": inp["save_as"], "error": inp["error"],
                       "max_attempts": f.number("input.max_attempts", integer=True, minimum=1)}))
@@ -179,12 +180,12 @@ def _build_input(inp: dict[str, Any], original: dict[str, Any], f: Fields) -> di
     if "choices" in options:
         choices = f.lines("input.choices")
         if not choices:
-            f.errors["input.choices"] = "List at least one choice, one per line."
+            f.errors["input.choices"] = _("List at least one choice, one per line.")
         out["choices"] = choices
     if "pattern" in options:
         out["pattern"] = inp["pattern"]
         if not inp["pattern"]:
-            f.errors["input.pattern"] = "Enter the regular expression the input must match."
+            f.errors["input.pattern"] = _("Enter the regular expression the input must match.")
     if "kinds" in options and inp["kinds"]:
         out["kinds"] = [k for k in INPUT_KINDS if k in inp["kinds"]]
     return out
@@ -213,9 +214,9 @@ def edit_state(document: dict[str, Any], state_id: str, f: Fields) -> Edit:
         apply_action(values, action)
     new_id = values["id"]
     if not STATE_ID.fullmatch(new_id):
-        f.errors["id"] = "Use lowercase letters, digits and _, starting with a letter (at most 64)."
+        f.errors["id"] = _("Use lowercase letters, digits and _, starting with a letter (at most 64).")
     elif new_id != state_id and any(s.get("id") == new_id for s in document["states"]):
-        f.errors["id"] = f"Another state already has the id {new_id}."
+        f.errors["id"] = _("Another state already has the id %(id)s.") % {"id": new_id}
     edited = deep(document)
     state = build_state(values, document["states"][index], f)
     edited["states"][index] = state

@@ -6,6 +6,7 @@ from typing import Any
 
 from flows.model import ATTACHMENT_KINDS, OPS, TRIGGERS
 from web.forms import Edit, Fields, deep, finish, parse_action, parse_literal, show_literal
+from web.i18n import gettext as _
 
 # The trigger's own fields; another trigger's field would be an unknown field.
 TRIGGER_FIELDS: dict[str, tuple[str, ...]] = {
@@ -78,7 +79,7 @@ def apply_action(values: dict[str, Any], action: str, errors: dict[str, str]) ->
         elif verb == "remove" and n and n[0] < len(values[key]):
             values[key].pop(n[0])
         elif verb == "remove":
-            errors[key] = "That row is not in the form any more; reload the panel to see the current rows."
+            errors[key] = _("That row is not in the form any more; reload the panel to see the current rows.")
         return None
     return name if name in ("up", "down") else None
 
@@ -98,12 +99,12 @@ def build_transition(values: dict[str, Any], original: dict[str, Any], f: Fields
     tr: dict[str, Any] = {k: v for k, v in original.items() if k.startswith("x-")}
     tr.update({"id": values["id"], "from": values["from"], "to": values["to"], "on": values["on"]})
     if values["on"] not in TRIGGERS:
-        f.errors["on"] = "Choose a trigger from the list."
+        f.errors["on"] = _("Choose a trigger from the list.")
     own = TRIGGER_FIELDS.get(values["on"], ())
     if "payload" in own:
         tr["payload"] = values["payload"]
         if not values["payload"]:
-            f.errors["payload"] = "Enter the payload of the button this transition answers."
+            f.errors["payload"] = _("Enter the payload of the button this transition answers.")
     if "match" in own:
         match = [line.strip() for line in values["match"].splitlines() if line.strip()]
         if match:
@@ -111,24 +112,24 @@ def build_transition(values: dict[str, Any], original: dict[str, Any], f: Fields
         if values["pattern"]:
             tr["pattern"] = values["pattern"]
         if not match and not values["pattern"]:
-            f.errors["match"] = "Enter the texts to match (one per line) or a pattern."
+            f.errors["match"] = _("Enter the texts to match (one per line) or a pattern.")
     if "kinds" in own and values["kinds"]:
         tr["kinds"] = [k for k in ATTACHMENT_KINDS if k in values["kinds"]]
     if "name" in own:
         tr["name"] = values["name"]
         if not values["name"]:
-            f.errors["name"] = "Enter the event name."
+            f.errors["name"] = _("Enter the event name.")
     if "after" in own:
         after = f.number("after", minimum=1)
         if after is None and "after" not in f.errors:
-            f.errors["after"] = "Enter the idle time in seconds (at least 1)."
+            f.errors["after"] = _("Enter the idle time in seconds (at least 1).")
         tr["after"] = after
     conditions = []
     for i, c in enumerate(values["if"]):
         if c["op"] not in OPS:
-            f.errors[f"if[{i}].op"] = "Choose an operator from the list."
+            f.errors[f"if[{i}].op"] = _("Choose an operator from the list.")
         if not c["var"]:
-            f.errors[f"if[{i}].var"] = "Enter the data key to test."
+            f.errors[f"if[{i}].var"] = _("Enter the data key to test.")
         entry: dict[str, Any] = {"var": c["var"], "op": c["op"]}
         try:
             if c["op"] in LIST_OPS:
@@ -143,21 +144,21 @@ def build_transition(values: dict[str, Any], original: dict[str, Any], f: Fields
     assignments: dict[str, str] = {}
     for i, row in enumerate(values["set"]):
         if not row["key"]:
-            f.errors[f"set[{i}]"] = "Enter the data key to set."
+            f.errors[f"set[{i}]"] = _("Enter the data key to set.")
         elif row["key"] in assignments:
-            f.errors[f"set[{i}]"] = f"{row['key']} is set twice."
+            f.errors[f"set[{i}]"] = _("%(key)s is set twice.") % {"key": row["key"]}
         assignments[row["key"]] = row["value"]
     if assignments:
         tr["set"] = assignments
     actions = []
     for i, a in enumerate(values["actions"]):
         if a["type"] not in ACTION_TYPES:
-            f.errors[f"actions[{i}]"] = "Choose an action type from the list."
+            f.errors[f"actions[{i}]"] = _("Choose an action type from the list.")
         entry = {"type": a["type"]}
         if a["type"] == "webhook":
             entry["url"] = a["url"]
             if not a["url"]:
-                f.errors[f"actions[{i}].url"] = "Enter the URL the data is posted to."
+                f.errors[f"actions[{i}].url"] = _("Enter the URL the data is posted to.")
         actions.append(entry)
     if actions:
         tr["actions"] = actions
@@ -172,13 +173,13 @@ def edit_transition(document: dict[str, Any], transition_id: str, f: Fields) -> 
     move = apply_action(values, f.text("_action"), f.errors)
     new_id = values["id"]
     if not new_id:
-        f.errors["id"] = "Enter an id for the transition."
+        f.errors["id"] = _("Enter an id for the transition.")
     elif new_id != transition_id and any(t.get("id") == new_id for t in transitions):
-        f.errors["id"] = f"Another transition already has the id {new_id}."
+        f.errors["id"] = _("Another transition already has the id %(id)s.") % {"id": new_id}
     state_ids = {s.get("id") for s in document.get("states") or []}
     for end in ("from", "to"):
         if values[end] not in state_ids:
-            f.errors[end] = "Choose a state from the list."
+            f.errors[end] = _("Choose a state from the list.")
     edited = deep(document)
     edited["transitions"][index] = build_transition(values, transitions[index], f)
     if move and not f.errors:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from flows.errors import FlowFormatError
 from flows.load import load
 from server.services.flows import action_allow
+from web.i18n import gettext as _
 
 INDEX = re.compile(r"\[(\d{1,6})\]")
 
@@ -49,19 +50,19 @@ class Fields:
         if not raw:
             return None
         if len(raw) > MAX_NUMBER_TEXT:
-            self.errors[name] = f"Enter a number of at most {MAX_NUMBER_TEXT} characters."
+            self.errors[name] = _("Enter a number of at most %(n)s characters.") % {"n": MAX_NUMBER_TEXT}
             return None
         try:
             value: int | float = int(raw) if integer else float(raw)
         except ValueError:
             value = math.nan
         if not math.isfinite(value):
-            self.errors[name] = "Enter a whole number." if integer else "Enter a number."
+            self.errors[name] = _("Enter a whole number.") if integer else _("Enter a number.")
             return None
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if minimum is not None and value < minimum:
-            self.errors[name] = f"Enter a number of at least {minimum:g}."
+            self.errors[name] = _("Enter a number of at least %(n)s.") % {"n": f"{minimum:g}"}
             return None
         return value
 
@@ -91,7 +92,7 @@ def parse_literal(raw: str) -> Any:
         return json.loads(text)
     if re.fullmatch(r"-?\d+(\.\d+)?", text):
         if len(text) > MAX_NUMBER_TEXT:
-            raise ValueError(f"Enter a number of at most {MAX_NUMBER_TEXT} characters.")
+            raise ValueError(_("Enter a number of at most %(n)s characters.") % {"n": MAX_NUMBER_TEXT})
         return json.loads(text)
     return raw
 

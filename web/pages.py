@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from litestar import Request, Response
 from litestar.plugins.htmx import ClientRedirect, HTMXRequest, HTMXTemplate
@@ -10,8 +10,12 @@ from litestar.response import Redirect, Template
 
 from server.auth import CurrentUser, current_user
 from server.errors import AppError
+from web.i18n import N_, role_name
+from web.i18n import gettext as _
+from web.messages import human_message
 
-ROLE_NAMES = {"editor": "change drafts", "publisher": "freeze versions and publish", "admin": "manage bots"}
+ROLE_NAMES = {"editor": N_("change drafts"), "publisher": N_("freeze versions and publish"),
+              "admin": N_("manage bots")}
 
 
 def is_htmx(request: Request) -> bool:
@@ -42,11 +46,28 @@ def redirect(request: Request, to: str) -> Response:
 
 
 async def require_login(request: Request) -> Response | None:
-    """Before every designer page: anonymous visitors go to the login page and come back after."""
+    """Before every designer page: anonymous visitors go to the login page and come back after.
+
+    A part of a page (htmx) is not navigated away from, which would drop what the person was doing: it
+    says the session ended, with a link to log in and come back to the page it is part of.
+    """
     if current_user(request) is not None:
         return None
+    if is_htmx(request):
+        return session_expired(request, 401)
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     return redirect(request, f"/login?next={quote(target, safe='')}")
+
+
+def session_expired(request: Request, status: int, *, stale: bool = False) -> Template:
+    """The note that replaces a part of a page the session no longer allows, linking back to that page."""
+    target = request.url.path
+    page = urlsplit(request.headers.get("hx-current-url", ""))
+    if page.path.startswith("/") and not page.path.startswith("//"):
+        target = page.path + (f"?{page.query}" if page.query else "")
+    return HTMXTemplate(template_name="_partials/session_expired.html", status_code=status,
+                        headers={"X-Botflow-Session": "expired"},
+                        context={"login": f"/login?next={quote(target, safe='')}", "stale": stale, "user": None})
 
 
 def user_of(request: Request) -> CurrentUser:
@@ -60,7 +81,8 @@ def refusal(request: Request, role: str) -> Template | None:
     user = user_of(request)
     if user.has_role(role):
         return None
-    message = f"You need the {role} role or above to {ROLE_NAMES.get(role, 'do this')}; you are {user.role}."
+    message = _("You need the %(role)s role or above to %(what)s; you are %(yours)s.") % {
+        "role": role_name(role), "what": _(ROLE_NAMES.get(role, N_("do this"))), "yours": role_name(user.role)}
     return problem(request, message, status=403)
 
 
@@ -69,13 +91,13 @@ def problem(request: Request, message: str, problems: list[dict[str, Any]] | Non
     """An error as the page or fragment the request expects."""
     if is_htmx(request):
         return fragment(request, "_partials/problems.html", status=status, message=message, problems=problems or [])
-    return render(request, "error.html", status=status, heading="That did not work", message=message)
+    return render(request, "error.html", status=status, heading=_("That did not work"), message=message)
 
 
 def app_error(request: Request, exc: AppError) -> Template:
     """A service's refusal (not found, conflict, invalid) shown as a page or fragment."""
     details = [d for d in exc.details if isinstance(d, dict)]
-    return problem(request, exc.message, details, status=exc.status)
+    return problem(request, human_message(exc), details, status=exc.status)
 
 
 __all__ = ["HTMXRequest", "app_error", "fragment", "is_htmx", "problem", "redirect", "refusal", "render",

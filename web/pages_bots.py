@@ -22,6 +22,8 @@ from server.services import bots as bot_service
 from server.services import publishing
 from web.pages import app_error, fragment, problem, redirect, refusal, render, user_of
 from web.bot_health import BotHealth, max_answer_words, subscription_words
+from web.i18n import N_
+from web.i18n import gettext as _
 from web.pages_versions import SESSION_MODES, publish_version
 
 Form = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
@@ -29,7 +31,7 @@ log = logging.getLogger("botflow.web.bots")
 HEALTH = BotHealth()
 COUNT_SECONDS = 1.0  # the page waits at most this for the dialog and queue counts
 COUNT_CAP = 2_000
-TEST_TEXT = "Test message from Botflow: the bot can reach you."
+TEST_TEXT = N_("Test message from Botflow: the bot can reach you.")
 
 
 async def delivery(request: HTMXRequest, bot: dict[str, Any]) -> dict[str, Any]:
@@ -89,7 +91,7 @@ class BotsController(Controller):
         return render(request, "bot.html", "_partials/publications.html", section="bots", bot=bot, history=history,
                       session_modes=SESSION_MODES, can_admin=user.has_role("admin"),
                       can_publish=user.has_role("publisher"), health=await delivery(request, bot),
-                      test_text=TEST_TEXT)
+                      test_text=_(TEST_TEXT))
 
     @get("/{bot_id:str}/health", include_in_schema=False)
     async def health(self, request: HTMXRequest, db_session: DbSession, bot_id: PathStr) -> Template:
@@ -105,17 +107,17 @@ class BotsController(Controller):
         denied = refusal(request, "admin")
         if denied:
             return denied
-        raw_user, text = (data.get("user_id") or "").strip(), (data.get("text") or "").strip() or TEST_TEXT
+        raw_user, text = (data.get("user_id") or "").strip(), (data.get("text") or "").strip() or _(TEST_TEXT)
         errors: dict[str, str] = {}
         if not raw_user.isdigit() or not 0 < int(raw_user) < 2**63:
-            errors["user_id"] = "Enter the MAX user id of the person to write to: digits only, e.g. 212843158."
+            errors["user_id"] = _("Enter the MAX user id of the person to write to: digits only, e.g. 212843158.")
         if len(text) > 4000:
-            errors["text"] = "MAX takes at most 4000 characters in one message."
+            errors["text"] = _("MAX takes at most %(n)s characters in one message.") % {"n": 4000}
         row = await db_session.get(BotRow, bot_id)
         if row is None:
-            return problem(request, f"There is no bot {bot_id!r}.", status=404)
+            return problem(request, _("There is no bot %(id)s; it may have been deleted.") % {"id": bot_id}, status=404)
         if not row.token and not errors:
-            errors["user_id"] = "The bot has no MAX token yet; set one in the settings first."
+            errors["user_id"] = _("The bot has no MAX token yet; set one in the settings first.")
         if errors:
             return fragment(request, "_partials/bot_test_message.html", status=422, bot_id=bot_id,
                             errors=errors, user_id=raw_user, text=text)
@@ -140,8 +142,11 @@ class BotsController(Controller):
         values: dict[str, Any] = _secrets(data)
         if "title" in data:
             values["title"] = data["title"].strip() or None
+        changed_rule = False
         if "require_tests_shown" in data:
             values["require_tests"] = data.get("require_tests") == "on"
+            stored = await db_session.get(BotRow, bot_id)
+            changed_rule = stored is not None and bool(stored.require_tests) != values["require_tests"]
         try:
             row = await bot_service.update_bot(db_session, bot_id, values, user_of(request).username)
         except AppError as exc:
@@ -152,13 +157,14 @@ class BotsController(Controller):
             subscription = await bot_service.subscribe_webhook(request.app.state.settings, row)
         bot = await bot_service.get_bot(db_session, bot_id, request.app.state.settings.public_url)
         return fragment(request, "_partials/bot_settings.html", headers={"HX-Trigger": "bots-changed"}, bot=bot,
-                        saved=sorted(values), subscription=subscription, can_admin=True)
+                        saved=sorted(k for k in values if k != "require_tests" or changed_rule),  # the checkbox is always sent
+                        subscription=subscription, can_admin=True)
 
     @post("/{bot_id:str}/rollback", include_in_schema=False)
     async def rollback(self, request: HTMXRequest, db_session: DbSession, bot_id: PathStr, data: Form) -> Template:
         flow_id = data.get("flow") or ""
         if not flow_id:
-            return problem(request, "Choose the publication to roll back to.", status=422)
+            return problem(request, _("Choose the publication to roll back to."), status=422)
         return await publish_version(request, db_session, bot_id, flow_id, data.get("version") or "",
                                      data.get("sessions") or "keep")
 

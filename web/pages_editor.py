@@ -13,18 +13,23 @@ from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.services import flows as flow_service
 from web import form_settings, form_state, form_transition
+from web.choices import ACTION_NAMES, INPUT_TYPE_NAMES, KIND_NAMES, MODE_NAMES, OP_NAMES, TRIGGER_NAMES, options
+from flows.validate import validation_result
 from web.forms import Edit, Fields, form_data
+from web.issues import issues_pane
+from web.i18n import N_
+from web.i18n import gettext as _
 from web.pages import app_error, fragment, problem, refusal, render, user_of
 
 TRIGGER_HELP = {
-    "input": "The state's input was valid (the value is already saved).",
-    "text": "The message equals one of the texts (trimmed, any case) or matches the pattern.",
-    "button": "A press of a button with this payload.",
-    "attachment": "A message with an attachment of one of the kinds.",
-    "event": "An external event sent through the API.",
-    "timeout": "The user stayed idle in the state this long.",
-    "invalid": "Max attempts invalid inputs in a row.",
-    "else": "Any message nothing else took.",
+    "input": N_("The state's input was valid (the value is already saved)."),
+    "text": N_("The message equals one of the texts (trimmed, any case) or matches the pattern."),
+    "button": N_("A press of a button with this payload."),
+    "attachment": N_("A message with an attachment of one of the kinds."),
+    "event": N_("An event another system sends to the dialog."),
+    "timeout": N_("The user stayed idle in the state this long."),
+    "invalid": N_("The input was invalid as many times in a row as “Max attempts” allows."),
+    "else": N_("Any message nothing else took."),
 }
 
 
@@ -34,8 +39,8 @@ def _state_choices(document: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _conflict(request: Request) -> Template:
-    return problem(request, "Someone else saved this flow since you opened this form; nothing was saved. "
-                            "Reload the editor to see their version.", status=409)
+    return problem(request, _("Someone else saved this flow since you opened this form; nothing was saved. "
+                              "Reload the editor to see their version."), status=409)
 
 
 class EditorController(Controller):
@@ -123,8 +128,11 @@ class EditorController(Controller):
                     return _conflict(request)
                 return app_error(request, exc)
             headers["X-Botflow-Revision"] = new_revision
-            document = edit.document
-        new_key = edit.select.split(":", 1)[1] if edit.select and ":" in edit.select else key
+            document, _revision = await flow_service.get_draft(db, flow_id)  # as stored, for the editor
+        # A rejected edit (a rename to a taken id, say) still edits the object the panel was opened on.
+        new_key = edit.select.split(":", 1)[1] if edit.select and ":" in edit.select and not edit.errors else key
+        if edit.errors:
+            headers["X-Botflow-Rejected"] = str(len(edit.errors))
         headers["X-Botflow-Select"] = f"{kind}:{new_key}" if kind != "settings" else "settings:"
         # Redraw only when the form's shape or its messages change, so a field being typed in is not replaced.
         redraw = bool(edit.errors or fields.text("_had_errors") or fields.text("_action")) or \
@@ -132,8 +140,27 @@ class EditorController(Controller):
         if not redraw:
             headers["HX-Reswap"] = "none"
         values = edit.values if edit.errors else (_values(document, kind, new_key) or edit.values)
+        # The answer carries what the editor needs after the edit (the stored draft, the issues), so one
+        # field edit costs one request.
+        answer = {"revision": headers.get("X-Botflow-Revision"), "document": document if "X-Botflow-Revision" in headers
+                  else None, "issues": issues_of(document)}
         return _form(request, flow_id, document, kind, new_key, values, edit.errors,
-                     saved=not edit.errors, headers=headers)
+                     saved=not edit.errors, headers=headers, answer=answer)
+
+    @get("/issues", include_in_schema=False)
+    async def issues(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr) -> Template:
+        try:
+            document, _ = await flow_service.get_draft(db_session, flow_id)
+        except AppError as exc:
+            return app_error(request, exc)
+        return fragment(request, "_partials/issues.html", issues=issues_of(document), oob=False)
+
+
+def issues_of(document: dict[str, Any]) -> dict[str, Any]:
+    """The issues pane of a stored draft."""
+    issues = validation_result(flow_service.draft_flow(document))["issues"]
+    no_final = not any(isinstance(s, dict) and s.get("final") for s in document.get("states") or [])
+    return issues_pane(issues, no_final)
 
 
 def _values(document: dict[str, Any], kind: str, key: str) -> dict[str, Any] | None:
@@ -156,22 +183,28 @@ def _shape(values: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _gone(request: Request, kind: str, key: str) -> Template:
-    return problem(request, f"The {kind} {key} is no longer in the draft; someone may have removed it. "
-                            "Reload the editor.", status=409)
+    message = _("The state %(id)s is no longer in the draft; someone may have removed it. Reload the editor.") \
+        if kind == "state" else _("The transition %(id)s is no longer in the draft; someone may have removed it. "
+                                  "Reload the editor.")
+    return problem(request, message % {"id": key}, status=409)
 
 
 def _form(request: Request, flow_id: str, document: dict[str, Any], kind: str, key: str, values: dict[str, Any],
-          errors: dict[str, str], *, saved: bool, headers: dict[str, str] | None = None) -> Template:
-    common = {"flow_id": flow_id, "v": values, "errors": errors, "saved": saved, "states": _state_choices(document)}
+          errors: dict[str, str], *, saved: bool, headers: dict[str, str] | None = None,
+          answer: dict[str, Any] | None = None) -> Template:
+    common = {"flow_id": flow_id, "v": values, "errors": errors, "saved": saved, "states": _state_choices(document),
+              "answer": answer}
     if kind == "state":
         return fragment(request, "_partials/state_form.html", headers=headers, state_id=key,
-                        input_types=[(t, t) for t in INPUT_TYPES], attachment_kinds=ATTACHMENT_KINDS, **common)
+                        input_types=options(INPUT_TYPES, INPUT_TYPE_NAMES),
+                        attachment_kinds=options(ATTACHMENT_KINDS, KIND_NAMES), **common)
     if kind == "transition":
         return fragment(request, "_partials/transition_form.html", headers=headers, transition_id=key,
-                        triggers=[(t, t) for t in TRIGGERS], trigger_help=TRIGGER_HELP, ops=OPS,
-                        attachment_kinds=ATTACHMENT_KINDS, action_types=form_transition.ACTION_TYPES, **common)
+                        triggers=options(TRIGGERS, TRIGGER_NAMES), trigger_help=TRIGGER_HELP,
+                        ops=options(OPS, OP_NAMES), attachment_kinds=options(ATTACHMENT_KINDS, KIND_NAMES),
+                        action_types=options(form_transition.ACTION_TYPES, ACTION_NAMES), **common)
     return fragment(request, "_partials/settings_form.html", headers=headers, command_help=form_settings.COMMAND_HELP,
-                    modes=[(m, m) for m in form_settings.MODES], **common)
+                    modes=options(form_settings.MODES, MODE_NAMES), **common)
 
 
 ROUTES = [EditorController]

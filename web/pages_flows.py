@@ -20,9 +20,13 @@ from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.services import bots as bot_service
 from server.services import flows as flow_service
+from web.i18n import gettext as _
+from web.i18n import ngettext
+from web.messages import human_message
 from web.pages import app_error, fragment, problem, redirect, refusal, render, user_of
 
 EXTENSIONS = {"json": "json", "yaml": "yaml", "mermaid": "mmd", "dot": "dot", "scxml": "scxml"}
+FORMAT_NAMES = {"json": "JSON", "yaml": "YAML", "mermaid": "Mermaid", "dot": "Graphviz", "scxml": "SCXML"}
 MAX_IMPORT = 2 * 1024 * 1024
 
 
@@ -55,7 +59,7 @@ class FlowsController(Controller):
     async def _table(self, request: Request, db: AsyncSession, error: str | None = None,
                      status: int = 200) -> Template:
         return render(request, "flows.html", "_partials/flows_table.html", status=status, section="flows",
-                      flows=await flow_rows(db), formats=EXPORT_FORMATS, error=error,
+                      flows=await flow_rows(db), formats=EXPORT_FORMATS, format_names=FORMAT_NAMES, error=error,
                       can_edit=user_of(request).has_role("editor"))
 
     @post("/", include_in_schema=False)
@@ -70,7 +74,7 @@ class FlowsController(Controller):
         try:
             await flow_service.create_flow(db_session, document, user_of(request).username)
         except FlowFormatError as exc:
-            return problem(request, "The flow cannot be created.", exc.details, status=422)
+            return problem(request, _("The flow cannot be created."), exc.details, status=422)
         except AppError as exc:
             return app_error(request, exc)
         return redirect(request, f"/flows/{flow_id}/edit")
@@ -83,33 +87,45 @@ class FlowsController(Controller):
             return denied
         upload = data.get("document")
         if not isinstance(upload, UploadFile):
-            return problem(request, "Choose a JSON or YAML file to import.", status=400)
+            return problem(request, _("Choose a JSON or YAML file to import."), status=400)
         content = await upload.read(MAX_IMPORT + 1)
         if len(content) > MAX_IMPORT:
-            return problem(request, f"The file is larger than {MAX_IMPORT // 1024} KiB.", status=413)
+            return problem(request, _("The file is larger than %(size)s KiB.") % {"size": MAX_IMPORT // 1024},
+                           status=413)
+        name = upload.filename or ""
+        replace = data.get("replace") == "1"
         try:
-            raw = parse_text(content, _format_of(upload.filename or ""))
-            row = await flow_service.create_flow(db_session, raw, user_of(request).username)
+            raw = parse_text(content, _format_of(name))
+            if replace and isinstance(raw, dict) and isinstance(raw.get("id"), str):
+                await flow_service.save_draft(db_session, raw["id"], raw, None, user_of(request).username)
+                row = await flow_service.get_row(db_session, raw["id"])
+            else:
+                row = await flow_service.create_flow(db_session, raw, user_of(request).username)
         except DocumentSyntaxError as exc:
-            return problem(request, f"{upload.filename} cannot be read.", [{"path": "", "message": exc.message}],
-                           status=422)
+            return problem(request, _("%(file)s cannot be read.") % {"file": name},
+                           [{"path": "", "message": exc.message}], status=422)
         except FlowFormatError as exc:
-            return problem(request, f"{upload.filename} is not a valid flow document "
-                                    f"({len(exc.details) or 1} problem{'s' if len(exc.details) != 1 else ''}).",
+            count = len(exc.details) or 1
+            return problem(request, ngettext("%(file)s is not a valid flow document (%(n)s problem).",
+                                             "%(file)s is not a valid flow document (%(n)s problems).", count)
+                           % {"file": name, "n": count},
                            exc.details or [{"path": "", "message": exc.message}], status=422)
         except AppError as exc:
+            if exc.code == "flow_exists":
+                return fragment(request, "_partials/import_exists.html", status=409, message=human_message(exc))
             return app_error(request, exc)
         except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting past the parser's depth
-            message = unreadable(exc) if isinstance(exc, ValueError) else "The document is nested too deeply to read."
+            message = unreadable(exc) if isinstance(exc, ValueError) else _("The document is nested too deeply to read.")
             return problem(request, f"{upload.filename} cannot be read.", [{"path": "", "message": message}],
                            status=422)
         return fragment(request, "_partials/imported.html", headers={"HX-Trigger": "flows-changed"},
-                        flow={"id": row.id, "title": row.title})
+                        flow={"id": row.id, "title": row.title}, replaced=replace)
 
     @get("/{flow_id:str}/export/{fmt:str}", include_in_schema=False)
     async def export_flow(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr, fmt: PathStr) -> Any:
         if fmt not in EXPORT_FORMATS:
-            return problem(request, f"Unknown format {fmt}; choose one of {', '.join(EXPORT_FORMATS)}.", status=404)
+            return problem(request, _("Unknown format %(fmt)s; choose one of %(all)s.")
+                           % {"fmt": fmt, "all": ", ".join(EXPORT_FORMATS)}, status=404)
         try:
             document, _ = await flow_service.get_draft(db_session, flow_id)
         except AppError as exc:
@@ -128,7 +144,7 @@ class FlowsController(Controller):
         try:
             await flow_service.delete_flow(db_session, flow_id, user.role, user.username)
         except AppError as exc:
-            return await self._table(request, db_session, error=exc.message, status=exc.status)
+            return await self._table(request, db_session, error=human_message(exc), status=exc.status)
         return await self._table(request, db_session)
 
 

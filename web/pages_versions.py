@@ -1,9 +1,10 @@
 """Versions of a flow: list, freeze the draft with a note, diff any two on the graph, publish to a bot."""
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
@@ -16,15 +17,25 @@ from server.services import bots as bot_service
 from server.services import flows as flow_service
 from server.services import publishing
 from server.services import versions as version_service
-from web.diffview import change_lines, diff_graph
+from web.diffview import KINDS, change_lines, diff_graph
+from web.issues import group_issues
+from web.i18n import N_
+from web.i18n import gettext as _
 from web.pages import app_error, fragment, problem, refusal, render, user_of
 
 Form = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
 SESSION_MODES = (
-    ("keep", "keep — running dialogs finish on the version they started on"),
-    ("migrate", "migrate — running dialogs continue on the new version where their state exists"),
-    ("reset", "reset — running dialogs are dropped"),
+    ("keep", N_("keep — running dialogs finish on the version they started on")),
+    ("migrate", N_("migrate — running dialogs continue on the new version where their state exists")),
+    ("reset", N_("reset — running dialogs are dropped")),
 )
+SESSION_WORDS = (N_("keep"), N_("migrate"), N_("reset"))
+
+
+def refs_of(versions: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """What the compare form offers: the draft, then every version, newest first."""
+    return [("draft", _("Draft"))] + [(str(v["version"]), _("Version %(n)s") % {"n": v["version"]})
+                                      for v in reversed(versions)]
 
 
 class VersionsController(Controller):
@@ -40,10 +51,9 @@ class VersionsController(Controller):
             return app_error(request, exc)
         bots = await bot_service.list_bots(db_session)
         user = user_of(request)
-        refs = [("draft", "Draft")] + [(str(v["version"]), f"Version {v['version']}") for v in reversed(versions)]
         return render(request, "versions.html", "_partials/versions_table.html", section="flows",
                       flow={"id": flow_id, "title": document.get("title", ""), "revision": revision},
-                      versions=list(reversed(versions)), bots=bots, refs=refs, session_modes=SESSION_MODES,
+                      versions=list(reversed(versions)), bots=bots, refs=refs_of(versions), session_modes=SESSION_MODES,
                       serving=[b for b in bots if b["flow"] == flow_id],
                       can_publish=user.has_role("publisher"))
 
@@ -58,11 +68,25 @@ class VersionsController(Controller):
         except AppError as exc:
             if exc.code == "validation_failed":
                 issues = [i for i in exc.details if isinstance(i, dict)]
-                return fragment(request, "_partials/freeze_result.html", status=422, refused=exc.message,
-                                issues=issues, version=None, created=False)
+                return fragment(request, "_partials/freeze_result.html", status=422,
+                                refused=_("The draft has errors, so it cannot be frozen."), flow_id=flow_id,
+                                issues=group_issues(issues), version=None, created=False)
             return app_error(request, exc)
+        # The answer also redraws the versions table and the version lists (out of band), so the page is current.
+        versions = await version_service.list_versions(db_session, flow_id)
         return fragment(request, "_partials/freeze_result.html", headers={"HX-Trigger": "versions-changed"},
-                        refused=None, issues=[], version=version, created=created)
+                        refused=None, issues=[], version=version, created=created, oob=True,
+                        flow={"id": flow_id}, versions=list(reversed(versions)), refs=refs_of(versions))
+
+    @get("/versions/{number:str}/download", include_in_schema=False)
+    async def download(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr,
+                       number: PathStr) -> Any:
+        try:
+            document = await version_service.document_at(db_session, flow_id, number)
+        except AppError as exc:
+            return app_error(request, exc)
+        return Response(json.dumps(document, ensure_ascii=False, indent=2), media_type="application/json",
+                        headers={"Content-Disposition": f'attachment; filename="{flow_id}-v{number}.json"'})
 
     @get("/diff", include_in_schema=False)
     async def diff(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr,
@@ -74,7 +98,7 @@ class VersionsController(Controller):
         except AppError as exc:
             return app_error(request, exc)
         return fragment(request, "_partials/diff.html", a=a, b=b, identical=result["identical"],
-                        graph=diff_graph(old, new, result), changes=change_lines(result))
+                        graph=diff_graph(old, new, result), changes=change_lines(result), kinds=KINDS)
 
     @post("/publish", include_in_schema=False)
     async def publish(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr, data: Form) -> Template:
@@ -89,15 +113,17 @@ async def publish_version(request: Request, db: AsyncSession, bot_id: str, flow_
     if denied:
         return denied
     if not bot_id:
-        return problem(request, "Choose the bot to publish to.", status=422)
+        return problem(request, _("Choose the bot to publish to."), status=422)
     try:
         number = version_service.parse_number(version, flow_id) if version else None
         record = await publishing.publish(db, bot_id, flow_id, number, sessions, user_of(request).username)
     except AppError as exc:
         return app_error(request, exc)
     await publishing.notify_runtime(getattr(request.app.state, "runtime", None), record)
+    bots = await bot_service.list_bots(db)
     return fragment(request, "_partials/published.html", headers={"HX-Trigger": "versions-changed, bots-changed"},
-                    record=record)
+                    record=record, oob=True, bots=bots, chosen_bot=bot_id,
+                    serving=[b for b in bots if b["flow"] == flow_id])
 
 
 ROUTES = [VersionsController]

@@ -106,6 +106,8 @@ class UserRow(Base):
     session_version: Mapped[int] = mapped_column(Integer, default=lambda: secrets.randbelow(2**30),
                                                  server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # The designer's language this person chose with the switch ("ru", "en"); None follows the browser.
+    language: Mapped[str | None] = mapped_column(String(8), nullable=True)
 
 
 class TokenRow(Base):

@@ -1,4 +1,5 @@
 // JSON calls to the server with the browser session: unsafe methods carry the CSRF header.
+import { t } from "./i18n.js";
 
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -7,6 +8,11 @@ export function csrfToken() {
   if (match) return decodeURIComponent(match[1]);
   const meta = document.querySelector('meta[name="csrf-token"]');
   return meta ? meta.content : "";
+}
+
+/** Where to log in again and come back to this page. */
+export function loginUrl() {
+  return `/login?next=${encodeURIComponent(window.location.pathname + window.location.search)}`;
 }
 
 /** fetch with JSON in and out; resolves to {status, ok, headers, data} and never throws on HTTP errors. */
@@ -26,12 +32,15 @@ export async function settle(request) {
   try {
     response = await request;
   } catch (error) {
-    return { status: 0, ok: false, headers: new Headers(), data: { message: "The server cannot be reached." } };
+    return { status: 0, ok: false, headers: new Headers(), data: { message: t("The server cannot be reached. Check the connection and try again.") } };
   }
   let data = null;
   const type = response.headers.get("Content-Type") || "";
   if (type.includes("json")) data = await response.json().catch(() => null);
-  return { status: response.status, ok: response.ok, headers: response.headers, data };
+  // The browser session ended (logged out elsewhere, or the server's key changed): say so, not how tokens work.
+  const expired = response.status === 401;
+  if (expired) data = { ...(data || {}), message: t("Your session has expired.") };
+  return { status: response.status, ok: response.ok, headers: response.headers, data, expired };
 }
 
 /** The revision inside a strong ETag header value. */

@@ -12,6 +12,8 @@ import { startRename } from "./editor/rename.js";
 import { Minimap } from "./editor/minimap.js";
 import { Simulator } from "./simulator.js";
 import { TestsPanel, installTabs } from "./editor/tests.js";
+import { loginUrl } from "./api.js";
+import { t } from "./i18n.js";
 
 const root = document.getElementById("editor");
 const flowId = root.dataset.flowId;
@@ -33,17 +35,23 @@ try {
 }
 const size = initial ? (initial.states || []).length + (initial.transitions || []).length : 0;
 const cy = await openGraph(canvas, initial || {}, { large: size > LARGE });
-const issues = new IssuesPanel(cy, document.getElementById("issues-list"), document.getElementById("issues-summary"),
-  `/api/flows/${encodeURIComponent(flowId)}/validation`);
+const issues = new IssuesPanel(cy, `/flows/${encodeURIComponent(flowId)}/edit/issues`);
 const panel = new SidePanel(document.getElementById("panel"), `/flows/${encodeURIComponent(flowId)}/edit`, store,
   (kind, id) => kind === "settings" || cy.getElementById(kind === "state" ? nodeKey(id) : edgeKey(id)).nonempty());
 let clipboard = null;
 let selectionTimer = null;
 let pastes = 0;
 
-function setStatus(text, kind) {
+/** The save status; an expired session also gets a link to log in again. */
+function setStatus(text, kind, { expired = false } = {}) {
   status.textContent = text;
   status.dataset.kind = kind;
+  if (expired) {
+    const link = document.createElement("a");
+    link.href = loginUrl();
+    link.textContent = t("Log in again");
+    status.append(" ", link);
+  }
 }
 
 // ---- document changes -> canvas, validation, panel ----
@@ -52,18 +60,23 @@ store.addEventListener("change", (e) => {
   issues.remark();
   if (e.detail.source === "undo" || e.detail.source === "redo") panel.refresh();
 });
-store.addEventListener("saving", () => setStatus("Saving…", "saving"));
+store.addEventListener("saving", () => setStatus(t("Saving…"), "saving"));
 store.addEventListener("saved", (e) => {
-  setStatus("All changes saved", "saved");
+  setStatus(t("All changes saved"), "saved");
   status.dataset.revision = e.detail.revision;
-  issues.refresh();
+  if (e.detail.source !== "form") issues.refresh();  // a form's answer brought the issues already
+});
+// A refused panel edit: the status must not say "saved" while the panel holds a change the server refused.
+store.addEventListener("rejected", (e) => {
+  setStatus(t("Not saved: {reason}", { reason: e.detail.message || t("fix the marked field") }), "error");
 });
 store.addEventListener("error", (e) => {
-  const details = (e.detail.details || []).map((d) => `${d.path}: ${d.message}`).join("; ");
-  setStatus(`Not saved: ${e.detail.message}${details ? ` (${details})` : ""}`, "error");
+  const details = (e.detail.details || []).map((d) => d.message).filter(Boolean).join("; ");
+  const reason = details ? `${e.detail.message} (${details})` : e.detail.message;
+  setStatus(t("Not saved: {reason}", { reason }), "error", { expired: e.detail.status === 401 });
 });
 store.addEventListener("conflict", () => {
-  setStatus("Not saved: someone else changed this flow", "error");
+  setStatus(t("Not saved: someone else changed this flow"), "error");
   banner.hidden = false;
   panel.disable();
 });
@@ -202,7 +215,7 @@ cy.on("select unselect", () => {
   selectionTimer = setTimeout(() => {
     const sel = selected(cy);
     if (sel.length === 1) panel.show(sel.isNode() ? "state" : "transition", sel.data(sel.isNode() ? "sid" : "tid"));
-    else if (sel.length > 1) panel.show("none", `${sel.length} elements selected. Delete removes them; Ctrl+C copies the states.`);
+    else if (sel.length > 1) panel.show("none", t("{n} elements selected. Delete removes them; Ctrl+C copies the states.", { n: sel.length }));
     else panel.show("none");
   }, 30);
 });
@@ -248,7 +261,7 @@ async function start(doc) {
   // Saved positions are used as they are (openGraph fitted the view to them); dagre runs only for a flow
   // mostly without them (or on request).
   if ((doc.states || []).length > 1 && placed < doc.states.length / 2) await autoLayout(cy);
-  setStatus("All changes saved", "saved");
+  setStatus(t("All changes saved"), "saved");
   status.dataset.revision = store.revision;
   panel.show("none");
   performance.mark("editor:built");

@@ -1,8 +1,8 @@
-// The simulator: a chat with the draft (or a frozen version) through POST /api/flows/{id}/simulate,
+// The simulator: a chat with the draft (or a frozen version) through the simulate API, on
 // the same engine as live traffic, in a sandbox. Announces the current state and the fired transition.
 // Every step keeps the sandbox dialog it produced, so a click on it goes back there (state, data,
 // history, attempts and timers as they were); a dialog can also start at any state with chosen data.
-import { api } from "./api.js";
+import { api, loginUrl } from "./api.js";
 import { t } from "./i18n.js";
 
 // What a request button shares in the sandbox: a stand-in contact or place, shaped as MAX sends it.
@@ -100,7 +100,7 @@ export class Simulator extends EventTarget {
     const options = [el("option", "", t("Draft"))];
     options[0].value = "draft";
     for (const v of res.data) {
-      const option = el("option", "", `${t("Version {n}", { n: v.version })}${v.note ? ` — ${v.note}` : ""}`);
+      const option = el("option", "", t("Version {n}", { n: v.version }) + (v.note ? ` — ${v.note}` : ""));
       option.value = String(v.version);
       options.push(option);
     }
@@ -147,8 +147,13 @@ export class Simulator extends EventTarget {
       await this.beforeSend();
       const res = await api("POST", this.url, { json: { session: this.session, update, source: this.sourceValue() } });
       if (!res.ok) {
-        for (const li of added) li.remove();
-        this.note((res.data && res.data.message) || t("The simulator could not run this step."), "sim-error");
+        // What the person sent stays in view, but it is no step to go back to: the dialog did not take it.
+        for (const li of added) {
+          const kept = el("li", li.className.replace(" sim-step", " sim-refused"), li.textContent);
+          kept.dataset.step = li.dataset.step;
+          li.replaceWith(kept);
+        }
+        this.refused(res, t("The simulator could not run this step. Try again."));
         return;
       }
       this.steps.push({ update, shown: shown ?? note ?? "", result: res.data });
@@ -210,7 +215,7 @@ export class Simulator extends EventTarget {
       const res = await api("PUT", `${this.url}/${encodeURIComponent(this.session)}`, {
         json: { dialog: step.result.session, now: step.result.now, source: this.sourceValue() } });
       if (!res.ok) {
-        this.note((res.data && res.data.message) || t("Could not go back to that step."), "sim-error");
+        this.refused(res, t("Could not go back to that step."));
         return;
       }
       for (const li of [...this.log.children]) {
@@ -232,7 +237,7 @@ export class Simulator extends EventTarget {
     }
     const res = await api("GET", `${this.url}/reads?state=${encodeURIComponent(state)}`);
     if (!res.ok) {
-      this.note((res.data && res.data.message) || t("That state cannot be read."), "sim-error");
+      this.refused(res, t("That state cannot be read."));
       return;
     }
     const data = Object.fromEntries((res.data.keys || []).map((k) => [k, ""]));
@@ -269,6 +274,20 @@ export class Simulator extends EventTarget {
     }
     this.start = { state, data };
     this.show(res.data, -1);
+  }
+
+  /** A refusal from the server, shown as the simulator's own note (never as a bot message). */
+  refused(res, fallback) {
+    const li = el("li", "sim-error", "");
+    li.setAttribute("role", "alert");
+    li.append(el("span", "", (res.data && res.data.message) || fallback));
+    if (res.expired) {
+      const link = el("a", "", t("Log in again"));
+      link.href = loginUrl();
+      li.append(" ", link);
+    }
+    this.log.append(li);
+    this.log.scrollTop = this.log.scrollHeight;
   }
 
   bubble(reply) {

@@ -67,7 +67,7 @@ def panel_form(page: Page, selector: str) -> None:
     the class htmx-added until then; a change made in that window posts nothing and is lost.
     """
     page.locator(f"#panel {selector}").wait_for()
-    page.wait_for_function("!document.querySelector('#panel .htmx-added, #panel.htmx-settling')")
+    wait_until(page, "!document.querySelector('#panel .htmx-added, #panel.htmx-settling')")
 
 
 def click_state(page: Page, state_id: str) -> None:
@@ -106,4 +106,4 @@ def document(page: Page) -> dict[str, Any]:
 
 
 def issue_codes(page: Page) -> list[str]:
-    return page.locator("#issues-list .issue-code").all_inner_texts()
+    return [str(code) for code in page.eval_on_selector_all("#issues-list .issue", "els => els.map(e => e.dataset.code)")]

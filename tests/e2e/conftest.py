@@ -157,7 +157,7 @@ def login(context: BrowserContext, app: App, user: str, watch: Watch) -> Page:
 
 @pytest.fixture
 def context(browser: Browser) -> Iterator[BrowserContext]:
-    ctx = browser.new_context(viewport={"width": 1500, "height": 900}, accept_downloads=True)
+    ctx = browser.new_context(viewport={"width": 1500, "height": 900}, accept_downloads=True, locale="en-US")
     yield ctx
     ctx.close()
 

@@ -63,8 +63,8 @@ def test_import_export_and_delete(page: Page, app: App, tmp_path: Path) -> None:
     expect(page.locator("#import-result")).to_contain_text("Imported")
     row = page.locator('tr[data-flow="imported"]')
     expect(row).to_contain_text("Регистрация")
-    for fmt, needle in (("json", '"format": "botflow/v1"'), ("yaml", "format: botflow/v1"),
-                        ("mermaid", "stateDiagram"), ("dot", "digraph"), ("scxml", "<scxml")):
+    for fmt, needle in (("JSON", '"format": "botflow/v1"'), ("YAML", "format: botflow/v1"),
+                        ("Mermaid", "stateDiagram"), ("Graphviz", "digraph"), ("SCXML", "<scxml")):
         with page.expect_download() as info:
             row.get_by_role("link", name=fmt, exact=True).click()
         text = Path(info.value.path()).read_text(encoding="utf-8")
@@ -109,7 +109,7 @@ def test_diff_of_two_versions_drawn_on_the_graph(page: Page, app: App) -> None:
     expect(changes).to_contain_text("added state thanks")
     expect(changes).to_contain_text("removed transition pdn_yes_text")
     expect(changes).to_contain_text("changed state ask_phone")
-    expect(changes).to_contain_text("say[0].text")
+    expect(changes).to_contain_text("message 1: Введите телефон")  # the field in words, not its path
     expect(changes).to_contain_text("Ваш телефон?")
     wait_until(page, "window.botflowDiff && window.botflowDiff.nodes().length > 0")
     marks = page.evaluate("""() => Object.fromEntries(window.botflowDiff.elements().map(e =>
@@ -131,7 +131,7 @@ def test_bots_page_keeps_secrets_write_only(page: Page, app: App) -> None:
     expect(page.locator("#bot-settings")).to_contain_text("Webhook secret: not set")
     page.get_by_label("New webhook secret").fill("whsec-12345")
     page.get_by_role("button", name="Save").click()
-    expect(page.locator("#bot-settings")).to_contain_text("webhook_secret.")
+    expect(page.locator("#bot-settings")).to_contain_text("Saved: title, webhook secret.")
     expect(page.locator("#bot-settings")).to_contain_text("Webhook secret: set")
     assert "tok-supersecret-1" not in page.content() and "whsec-12345" not in page.content()
     page.goto(app.url + "/bots")

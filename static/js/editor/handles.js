@@ -1,5 +1,6 @@
 // Drawing transitions: a handle appears on the hovered state; drag it onto another state (or back onto
 // the same one for a self-loop) to add a transition. Built on cytoscape-edgehandles.
+import { t } from "../i18n.js";
 
 export function installEdgeDrawing(cy, container, onConnect) {
   const eh = cy.edgehandles({
@@ -15,7 +16,7 @@ export function installEdgeDrawing(cy, container, onConnect) {
 
   const handle = document.createElement("div");
   handle.className = "edge-handle";
-  handle.title = "Drag to another state to add a transition";
+  handle.title = t("Drag to another state to add a transition");
   handle.hidden = true;
   container.appendChild(handle);
   let handleNode = null;

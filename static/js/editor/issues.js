@@ -1,24 +1,60 @@
 // Live validation: the issues panel and the marks on the canvas, kept until a re-validation drops them.
-import { api } from "../api.js";
 import { nodeKey, edgeKey, selected } from "./graph.js";
 
 export class IssuesPanel {
-  constructor(cy, list, summary, validationUrl) {
+  /**
+   * `pane` is #issues-pane; the server draws it (grouped lines in the person's language) and sends it on
+   * request (`url`) or inside a side-panel form's answer, out of band. The marks come from its data.
+   */
+  constructor(cy, url) {
     this.cy = cy;
-    this.list = list;
-    this.summary = summary;
-    this.url = validationUrl;
+    this.url = url;
     this.issues = [];
     this.marked = new Map();  // element id -> the issue class it carries
     this.seq = 0;
+    // The pane last read (at first the page's empty one); a new one means a form's answer brought issues.
+    this.pane = document.getElementById("issues-pane");
+    for (const type of ["htmx:oobAfterSwap", "htmx:afterSettle", "htmx:afterRequest"]) {
+      document.body.addEventListener(type, () => this.check());
+    }
+  }
+
+  /** Adopt a pane a form's answer swapped in (out of band); an older refresh in flight must not win. */
+  check() {
+    const pane = document.getElementById("issues-pane");
+    if (!pane || pane === this.pane) return;
+    this.seq += 1;
+    this.adopt();
   }
 
   async refresh() {
     const seq = ++this.seq;
-    const res = await api("GET", this.url);
-    if (seq !== this.seq || !res.ok || !res.data) return;  // a newer run answers for the newer draft
-    this.issues = res.data.issues || [];
-    this.render();
+    let html = null;
+    try {
+      const res = await fetch(this.url, { headers: { "HX-Request": "true" }, credentials: "same-origin" });
+      if (res.ok) html = await res.text();
+    } catch { /* the save status already says when the server cannot be reached */ }
+    this.check();  // a form's answer that arrived meanwhile is newer than this run
+    if (seq !== this.seq || html === null) return;  // a newer run answers for the newer draft
+    const pane = document.getElementById("issues-pane");
+    const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("issues-pane");
+    if (!pane || !fresh) return;
+    pane.replaceWith(document.importNode(fresh, true));
+    this.adopt();
+  }
+
+  /** Read the pane the server drew: keep its issues, mark the canvas, make its lines select. */
+  adopt() {
+    const pane = document.getElementById("issues-pane");
+    if (!pane) return;
+    this.pane = pane;
+    try { this.issues = JSON.parse(pane.dataset.issues || "[]"); } catch { this.issues = []; }
+    this.lines = [...pane.querySelectorAll("#issues-list .issue")];
+    for (const li of this.lines) {
+      const focus = () => this.focusLine(li);
+      li.addEventListener("click", focus);
+      li.addEventListener("keydown", (e) => { if (e.key === "Enter") focus(); });
+    }
     this.mark();
     document.dispatchEvent(new CustomEvent("botflow:issues", { detail: { issues: this.issues } }));
   }
@@ -57,37 +93,18 @@ export class IssuesPanel {
     this.mark();
   }
 
-  render() {
-    const errors = this.issues.filter((i) => i.severity === "error").length;
-    const warnings = this.issues.length - errors;
-    this.summary.textContent = this.issues.length
-      ? `${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"}`
-      : "No issues";
-    this.summary.dataset.errors = String(errors);
-    this.list.replaceChildren(...this.issues.map((issue, index) => this.item(issue, index)));
+  focusLine(li) {
+    const read = (name) => { try { return JSON.parse(li.dataset[name] || "[]"); } catch { return []; } };
+    this.focusIssue({ states: read("states"), transitions: read("transitions") });
   }
 
-  item(issue, index) {
-    const li = document.createElement("li");
-    li.className = `issue issue-${issue.severity}`;
-    li.dataset.code = issue.code;
-    li.tabIndex = 0;
-    const code = document.createElement("span");
-    code.className = "issue-code";
-    code.textContent = issue.code;
-    const message = document.createElement("span");
-    message.className = "issue-message";
-    message.textContent = issue.message;
-    li.append(code, message);
-    const focus = () => this.focus(index);
-    li.addEventListener("click", focus);
-    li.addEventListener("keydown", (e) => { if (e.key === "Enter") focus(); });
-    return li;
-  }
-
-  /** Select and centre what the issue names. */
+  /** Select and centre what the issue at `index` of the API's list names. */
   focus(index) {
-    const eles = this.elementsOf(this.issues[index]);
+    this.focusIssue(this.issues[index]);
+  }
+
+  focusIssue(issue) {
+    const eles = this.elementsOf(issue);
     if (eles.empty()) return;
     selected(this.cy).unselect();
     eles.select();

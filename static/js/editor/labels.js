@@ -1,4 +1,5 @@
 // Text shown on the canvas for states and transitions (always plain text: Cytoscape labels are not HTML).
+import { t } from "../i18n.js";
 
 export function stateLabel(state) {
   return state.title ? state.title : state.id;
@@ -8,17 +9,24 @@ function list(values) {
   return (values || []).join(", ");
 }
 
-/** The trigger as one short line: `button: yes`, `text: да, yes`, `timeout 30s`, `else`. */
+/** The trigger as one short line: `button: yes`, `text: да, yes`, `timeout 30s`, `else` (in the page's language). */
 export function triggerLabel(tr) {
   let label;
   switch (tr.on) {
-    case "button": label = `button: ${tr.payload ?? ""}`; break;
-    case "text": label = tr.pattern ? `text ~ ${tr.pattern}` : `text: ${list(tr.match)}`; break;
-    case "attachment": label = tr.kinds && tr.kinds.length ? `attachment: ${list(tr.kinds)}` : "attachment"; break;
-    case "event": label = `event: ${tr.name ?? ""}`; break;
-    case "timeout": label = `timeout ${tr.after ?? "?"}s`; break;
+    case "button": label = t("button: {payload}", { payload: tr.payload ?? "" }); break;
+    case "text":
+      label = tr.pattern ? t("text ~ {pattern}", { pattern: tr.pattern }) : t("text: {texts}", { texts: list(tr.match) });
+      break;
+    case "attachment":
+      label = tr.kinds && tr.kinds.length ? t("attachment: {kinds}", { kinds: list(tr.kinds) }) : t("attachment");
+      break;
+    case "event": label = t("event: {name}", { name: tr.name ?? "" }); break;
+    case "timeout": label = t("timeout {seconds}s", { seconds: tr.after ?? "?" }); break;
+    case "input": label = t("input"); break;
+    case "invalid": label = t("invalid"); break;
+    case "else": label = t("else"); break;
     default: label = tr.on || "?";
   }
-  if (tr.if && tr.if.length) label += " [if]";
+  if (tr.if && tr.if.length) label += t(" [if]");
   return label.length > 40 ? `${label.slice(0, 39)}…` : label;
 }

@@ -1,6 +1,17 @@
 // The side panel: forms rendered by the server for the selected state or transition, or the flow settings.
 // Form posts go through the draft queue with the current revision, so they never overtake a canvas save.
 /* global htmx */
+import { t } from "../i18n.js";
+
+/** What a form's answer carries besides the form: the first field error and the stored draft. */
+function readAnswer(xhr) {
+  const page = new DOMParser().parseFromString(xhr.responseText || "", "text/html");
+  const error = page.querySelector("[data-error-for]");
+  const draft = page.getElementById("draft-answer");
+  let saved = null;
+  try { saved = draft && draft.dataset.document ? JSON.parse(draft.dataset.document) : null; } catch { saved = null; }
+  return { error: error ? error.textContent.trim() : "", document: saved };
+}
 
 export class SidePanel {
   constructor(element, baseUrl, store, exists) {
@@ -24,7 +35,7 @@ export class SidePanel {
     if (this.current === key) return Promise.resolve();
     this.current = key;
     if (kind === "none") {
-      this.hint(id || "Select a state or a transition to edit it, or open the flow settings.");
+      this.hint(id || t("Select a state or a transition to edit it, or open the flow settings."));
       return Promise.resolve();
     }
     return this.store.enqueue(() => (this.current === key
@@ -83,10 +94,16 @@ export class SidePanel {
           this.store.markConflict();
           return;
         }
+        if (xhr.getResponseHeader("X-Botflow-Session") === "expired") {  // the panel says so, with a link
+          this.store.emit("error", { status: 401, message: t("Your session has expired.") });
+          return;
+        }
         const revision = xhr.getResponseHeader("X-Botflow-Revision");
         const select = xhr.getResponseHeader("X-Botflow-Select");
         if (select) this.current = decodeURIComponent(select);
-        await this.store.adoptServerSave(revision);
+        const answer = readAnswer(xhr);
+        if (xhr.getResponseHeader("X-Botflow-Rejected")) this.store.rejectForm(answer.error);
+        await this.store.adoptServerSave(revision, answer.document);
         if (select && this.onSelect) this.onSelect(decodeURIComponent(select));
       } finally {
         resolve();

@@ -1,4 +1,5 @@
 // Renaming a state in place: double-click it (or press F2) and type its title over the node.
+import { t } from "../i18n.js";
 
 export function startRename(cy, container, node, onDone) {
   const old = container.querySelector(".rename-box");
@@ -7,7 +8,7 @@ export function startRename(cy, container, node, onDone) {
   const input = document.createElement("input");
   input.type = "text";
   input.className = "rename-box";
-  input.setAttribute("aria-label", "State title");
+  input.setAttribute("aria-label", t("State title"));
   input.value = node.data("title") ?? "";
   input.style.left = `${box.x1}px`;
   input.style.top = `${(box.y1 + box.y2) / 2 - 14}px`;

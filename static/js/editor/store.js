@@ -2,6 +2,7 @@
 // Every change is saved at once with `If-Match`; a stale revision stops saving until the page reloads.
 import { api, settle, revisionOf } from "../api.js";
 import { withTransitionIds } from "./doc.js";
+import { t } from "../i18n.js";
 
 const HISTORY_LIMIT = 100;
 const PAINT_WAIT = 100;  // ms: a hidden tab gets no frames, and a save must not wait for one
@@ -37,7 +38,7 @@ export class DraftStore extends EventTarget {
    */
   async load(early = null) {
     const res = early ? await settle(early) : await api("GET", this.flowUrl);
-    if (!res.ok) throw new Error((res.data && res.data.message) || `The draft cannot be loaded (${res.status}).`);
+    if (!res.ok) throw new Error((res.data && res.data.message) || t("The draft cannot be loaded. Reload the page to try again."));
     this.revision = revisionOf(res.headers.get("ETag"));
     this.doc = withTransitionIds(res.data);
     this.emit("change", { doc: this.doc, source: "load" });
@@ -106,7 +107,7 @@ export class DraftStore extends EventTarget {
     } else if (res.status === 412 || res.status === 409) {
       this.markConflict();
     } else {
-      this.emit("error", { status: res.status, message: (res.data && res.data.message) || "The change was not saved.", details: res.data && res.data.details });
+      this.emit("error", { status: res.status, message: (res.data && res.data.message) || t("The change was not saved."), details: res.data && res.data.details });
     }
   }
 
@@ -115,17 +116,30 @@ export class DraftStore extends EventTarget {
     this.emit("conflict", {});
   }
 
-  /** A side-panel form saved on the server: take its revision and document, keeping undo. */
-  async adoptServerSave(revision) {
+  /**
+   * A side-panel form saved on the server: take its revision and document, keeping undo. The form's
+   * answer carries the stored document; without it (an older page), it is fetched.
+   */
+  async adoptServerSave(revision, doc = null) {
     if (!revision || revision === this.revision) return;
     const before = this.doc;
-    const res = await api("GET", this.flowUrl);
-    if (!res.ok) return;
-    this.revision = revisionOf(res.headers.get("ETag")) || revision;
+    let saved = doc;
+    if (!saved) {
+      const res = await api("GET", this.flowUrl);
+      if (!res.ok) return;
+      revision = revisionOf(res.headers.get("ETag")) || revision;
+      saved = res.data;
+    }
+    this.revision = revision;
     this.undoStack.push(before);
     this.redoStack = [];
-    this.doc = withTransitionIds(res.data);
+    this.doc = withTransitionIds(saved);
     this.emit("change", { doc: this.doc, source: "form" });
-    this.emit("saved", { revision: this.revision, doc: this.doc });
+    this.emit("saved", { revision: this.revision, doc: this.doc, source: "form" });
+  }
+
+  /** A side-panel form the server refused: nothing was saved; the panel marks the fields. */
+  rejectForm(message) {
+    this.emit("rejected", { message });
   }
 }

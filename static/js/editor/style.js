@@ -51,7 +51,7 @@ const MARKS = [
   { selector: "edge.issue-error", style: { "line-color": "#dc2626", "target-arrow-color": "#dc2626", width: 3 } },
   { selector: "node.sim-current", style: { "background-color": "#fde68a", "border-color": "#b45309", "border-width": 5 } },
   { selector: "edge.sim-fired", style: { "line-color": "#b45309", "target-arrow-color": "#b45309", width: 5 } },
-  { selector: ".diff-added", style: { "background-color": "#dcfce7", "border-color": "#16a34a", "line-color": "#16a34a", "target-arrow-color": "#16a34a" } },
+  { selector: ".diff-added", style: { "background-color": "#cffafe", "border-color": "#0891b2", "line-color": "#0891b2", "target-arrow-color": "#0891b2" } },
   { selector: "node.diff-added", style: { "border-width": 4 } },
   { selector: ".diff-removed", style: { "background-color": "#fee2e2", "border-color": "#dc2626", "line-color": "#dc2626", "target-arrow-color": "#dc2626", "line-style": "dashed", "border-style": "dashed", opacity: 0.8 } },
   { selector: ".diff-changed", style: { "background-color": "#fef3c7", "border-color": "#d97706", "line-color": "#d97706", "target-arrow-color": "#d97706" } },

@@ -1,0 +1,41 @@
+"""What a browser gets where there is no page: the icon, and a 404 page instead of the API's JSON."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from litestar import Request, Response, get
+from litestar.exceptions import HTTPException
+from litestar.response import Template
+
+from server.auth import current_user
+from server.errors import http_exception_handler
+from web.i18n import COOKIE, choose, set_language
+from web.i18n import gettext as _
+
+ICON = Path(__file__).resolve().parent / "static" / "favicon.svg"  # web/static: the repository link or the wheel copy
+MACHINE_PREFIXES = ("/api", "/webhooks", "/healthz", "/readyz", "/schema", "/metrics", "/static")
+
+
+@get("/favicon.ico", include_in_schema=False)
+async def favicon() -> Response[bytes]:
+    return Response(ICON.read_bytes(), media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
+
+def wants_page(request: Request) -> bool:
+    """A browser navigating to a page, not a program calling the API."""
+    return (not request.url.path.startswith(MACHINE_PREFIXES)
+            and "text/html" in request.headers.get("accept", ""))
+
+
+def page_or_json(request: Request, exc: HTTPException) -> Response:
+    """404 and 405 as a page for browsers (routing fails before the middleware, so the language is read here).
+    A refused CSRF token is web.pages_auth.refused_form's."""
+    if exc.status_code not in (404, 405) or not wants_page(request):
+        return http_exception_handler(request, exc)
+    set_language(choose(request.cookies.get(COOKIE), request.headers.get("accept-language")))
+    return Template("error.html", status_code=exc.status_code, context={
+        "heading": _("Page not found"), "user": current_user(request) if "user" in request.scope else None,
+        "message": _("There is no page at this address. It may have been moved or deleted.")})
+
+
+ROUTES = [favicon]
