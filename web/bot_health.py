@@ -82,7 +82,7 @@ class BotHealth:
         errors = [(_(words), int(deltas.get(key, 0))) for key, words in ERROR_SAMPLES.items()]
         errors.append((_("deliveries MAX will repeat (this server answered with an error)"),
                        int(deltas.get(("botflow_webhook_requests_total", "5xx"), 0))))
-        return {"errors": [(w, n) for w, n in errors if n], "error_total": sum(n for _, n in errors),
+        return {"errors": [(w, n) for w, n in errors if n], "error_total": sum(n for _words, n in errors),
                 "sent": int(deltas.get(SENT, 0)), "minutes": max(1, round(covered / 60)),
                 "whole_hour": covered >= HOUR - 60}
 

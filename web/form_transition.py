@@ -71,7 +71,7 @@ def apply_action(values: dict[str, Any], action: str, errors: dict[str, str]) ->
     rows = {"condition": ("if", {"var": "", "op": "eq", "value": ""}),
             "set": ("set", {"key": "", "value": ""}),
             "action": ("actions", {"type": "webhook", "url": ""})}
-    verb, _, what = name.partition("_")
+    verb, _sep, what = name.partition("_")
     if what in rows:
         key, blank = rows[what]
         if verb == "add":

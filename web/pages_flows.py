@@ -127,7 +127,7 @@ class FlowsController(Controller):
             return problem(request, _("Unknown format %(fmt)s; choose one of %(all)s.")
                            % {"fmt": fmt, "all": ", ".join(EXPORT_FORMATS)}, status=404)
         try:
-            document, _ = await flow_service.get_draft(db_session, flow_id)
+            document, _revision = await flow_service.get_draft(db_session, flow_id)
         except AppError as exc:
             return app_error(request, exc)
         text, media_type = export(flow_service.draft_flow(document), fmt)
