@@ -8,14 +8,16 @@ FORMAT_VERSION = "v1"
 class Keys:
     """Builds every key the runtime uses under one prefix (tests pass a unique prefix)."""
 
-    __slots__ = ("base", "timers", "outq", "actq", "acts", "channel")
+    __slots__ = ("base", "timers", "outq", "outc", "actq", "acts", "rate", "channel")
 
     def __init__(self, prefix: str = "botflow") -> None:
         self.base = f"{prefix}:{FORMAT_VERSION}:"
         self.timers = self.base + "timers"  # zset: member -> due time
-        self.outq = self.base + "outq"  # zset: member -> next delivery attempt of that user's outbox
+        self.outq = self.base + "outq"  # zset: member -> next look at that user's outbox (retry or claim end)
+        self.outc = self.base + "outc"  # hash: member -> owner token of the claim on that user's outbox
         self.actq = self.base + "actq"  # zset: action id -> next attempt
         self.acts = self.base + "acts"  # hash: action id -> action JSON
+        self.rate = self.base + "rate:"  # + bot: string, the bot's shared send schedule (GCRA)
         self.channel = self.base + "publish"  # pub/sub: publications and bot changes
 
     def user(self, bot: str, user: str) -> str:

@@ -58,13 +58,15 @@ class OutboxRow(Base):
 
 
 class OutboxQueueRow(Base):
-    """When a user's outbox is tried next (one row per user with queued replies)."""
+    """When a user's outbox is looked at next: a retry, or the end of a sender's claim (one row per user)."""
 
     __tablename__ = "runtime_outbox_queue"
 
     bot_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     user_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     next_at: Mapped[float] = mapped_column(Float, index=True)
+    # Token of the sender working on the queue now; set while claimed, None while it waits for a retry.
+    owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class ActionRow(Base):

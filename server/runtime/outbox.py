@@ -1,4 +1,11 @@
-"""Retries what could not be delivered at once: replies (in order per user) and webhook actions."""
+"""Sending what turns committed: replies in order per user, at once by the committer, else by any replica.
+
+A commit queues the turn's replies. If nobody was sending to that user, the commit makes its turn the
+claimer and the same process sends at once; otherwise the current claimer picks them up behind what it
+is sending. A claim is a lease renewed while its sender works, so a dead sender's queue moves to another
+replica within LEASE. A send whose outcome is unknown (the request went out, no answer came) is counted
+and logged, and not repeated: repeating it could show the user the same message twice.
+"""
 from __future__ import annotations
 
 import asyncio
@@ -10,16 +17,20 @@ from typing import Any, Callable
 import httpx
 
 from flows.session import Reply
+from server import metrics
+from server.runtime.catalog import BotInfo, Catalog
+from server.runtime.loop import repeat
 from server.runtime.max_client import MaxApiError, MaxClient
 from server.runtime.max_format import message_body
-from server.runtime.loop import repeat
-from server.runtime.stores.base import DialogStore
-from server.runtime.versions import BotInfo, Catalog
+from server.runtime.stores.base import Claim, DialogStore, StoreUnavailable, new_token
 
 log = logging.getLogger("botflow.runtime.outbox")
 
 GIVE_UP = 24 * 3600.0  # replies and actions older than this are dropped (and logged)
-LEASE = 60.0  # a claimed queue comes back to any replica after this, should its claimer die
+LEASE = 5.0  # a claim on a user's outbox, renewed every HOLD_EVERY while its sender works
+HOLD_EVERY = LEASE / 4
+ACTION_LEASE = 30.0  # longer than an action's POST may take (ACTION_TIMEOUT), so it needs no renewal
+ACTION_TIMEOUT = 10.0
 
 
 def backoff(attempts: int) -> float:
@@ -46,72 +57,188 @@ class MaxSender:
             await self.client.send_message(bot.token, user_id=item["user_id"], body=body)
 
 
-class Outbox:
-    """Background delivery of queued replies and webhook actions; any replica may take any queue."""
+SENT, DONE, RETRY = "sent", "done", "retry"
 
-    def __init__(self, store: DialogStore, catalog: Catalog, send: Callable[..., Any],
-                 http: httpx.AsyncClient, *, clock: Callable[[], float] = time.time, interval: float = 0.2) -> None:
+
+class Outbox:
+    """Drains users' queues (one sender per user at a time) and posts webhook actions."""
+
+    def __init__(self, store: DialogStore, catalog: Catalog, send: Callable[..., Any], http: httpx.AsyncClient,
+                 limiter: Any, *, clock: Callable[[], float] = time.time, interval: float = 0.5) -> None:
         self.store = store
         self.catalog = catalog
         self.send = send
         self.http = http
+        self.limiter = limiter
         self.clock = clock
         self.interval = interval
+        self.owner = new_token()  # claims this replica's poller takes
+        self.working: dict[tuple[str, str], str] = {}  # claims held here -> their owner token
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._draining: dict[tuple[str, str], asyncio.Task[Any]] = {}  # users whose queue is sent from here
+
+    def _spawn(self, coro: Any, key: tuple[str, str] | None = None) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if key is not None:
+            self._draining[key] = task
+            task.add_done_callback(lambda done: self._draining.pop(key, None) if self._draining.get(key) is done
+                                   else None)
+        return task
+
+    async def start(self, bot: BotInfo, user: str, owner: str, first: dict[str, Any], wait: float) -> None:
+        """Send a user's queue, `first` at its head, now (the caller holds the claim as `owner`).
+
+        Waits at most `wait` seconds for it; the sends go on after that on their own.
+        """
+        task = self._spawn(self._drain(bot.id, user, owner, first=first), (bot.id, user))
+        if wait > 0:
+            await asyncio.wait((task,), timeout=wait)
+
+    async def settle(self, bot_id: str, user: str, wait: float) -> None:
+        """Wait at most `wait` seconds for this replica's sender of the user's queue, if there is one
+        (a turn whose replies queued behind that sender's)."""
+        task = self._draining.get((bot_id, user))
+        if task is not None and wait > 0:
+            await asyncio.wait((task,), timeout=wait)
+
+    async def send_now(self, bot: BotInfo, item: dict[str, Any]) -> None:
+        """A call nothing depends on (a duplicate press acknowledged again): not queued, failures logged."""
+        await self._deliver(bot, item)
 
     async def run(self) -> None:
-        """Poll forever; each pass drains what is due."""
+        """Poll forever for due queues (retries, lapsed claims) and actions; sends run as their own tasks."""
         await repeat("outbox", self.pass_once, self.interval, log)
+
+    async def hold(self) -> None:
+        """Renew this replica's claims forever, so no other replica takes a queue still being worked."""
+        await repeat("outbox claims", self.hold_once, HOLD_EVERY, log)
+
+    async def hold_once(self) -> None:
+        by_owner: dict[str, list[tuple[str, str]]] = {}
+        for key, owner in list(self.working.items()):
+            by_owner.setdefault(owner, []).append(key)
+        until = self.clock() + LEASE
+        for owner, keys in by_owner.items():
+            await self.store.outbox_hold(keys, owner, until)
 
     async def pass_once(self) -> None:
         now = self.clock()
-        users = await self.store.outbox_due(now, LEASE)
-        actions = await self.store.actions_due(now, LEASE)
-        await asyncio.gather(*(self._drain(bot, user) for bot, user in users),
-                             *(self._action(item) for item in actions))
+        for claim in await self.store.outbox_claim(now, LEASE, self.owner):
+            self._spawn(self._drain(claim.bot, claim.user, self.owner, claim), (claim.bot, claim.user))
+        for item in await self.store.actions_due(now, ACTION_LEASE):
+            self._spawn(self._action(item))
 
-    async def _drain(self, bot_id: str, user: str) -> None:
-        """Send one user's queue head first; stop at the first failure so order holds."""
-        while True:
-            item = await self.store.outbox_head(bot_id, user)
+    async def stop(self, grace: float = 3.0) -> None:
+        """Give sends in flight `grace` seconds, then stop them: what they leave is committed and resumed
+        by another replica (or this one after a restart) once its claim lapses."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=grace)
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def _drain(self, bot_id: str, user: str, owner: str, claim: Claim | None = None,
+                     first: dict[str, Any] | None = None) -> None:
+        """Send one user's queue head first; stop at a retry, so order holds."""
+        key = (bot_id, user)
+        self.working[key] = owner
+        try:
+            item = first if first is not None else await self.store.outbox_head(bot_id, user)
             if item is None:
-                await self.store.outbox_done(bot_id, user, "")
+                await self.store.outbox_done(bot_id, user, "", owner)
                 return
-            bot = await self.catalog.bot(bot_id)
-            if bot is None or self.clock() - item.get("queued", self.clock()) > GIVE_UP:
-                log.warning("dropping an undeliverable %s for %s/%s", item["op"], bot_id, user)
-            else:
-                try:
-                    await self.send(bot, item)
-                except MaxApiError as exc:
-                    if exc.retryable:
-                        item["attempts"] = item.get("attempts", 0) + 1
-                        item.setdefault("queued", self.clock())
-                        wait = max(backoff(item["attempts"]), exc.retry_after or 0.0)
-                        await self.store.outbox_later(bot_id, user, item, self.clock() + wait)
-                        return
-                    log.warning("bot %s: queued %s refused: %s", bot_id, item["op"], exc)
-                except Exception:  # noqa: BLE001 - unknown failure: retry later, keep the order
+            while item is not None:
+                bot = await self.catalog.bot(bot_id)
+                if claim is not None and claim.taken_over:
+                    # The previous sender stopped renewing (a crash, an outage) and may have sent this one.
+                    claim = None
+                    metrics.REPLIES.labels(bot=bot_id, result="unknown_outcome").inc()
+                    log.warning("took over the outbox of a sender that stopped; its %s may already be sent",
+                                item["op"], extra={"event": "outbox_takeover", "bot": bot_id, "user": user,
+                                                   "outcome": "unknown_outcome"})
+                if bot is None or self.clock() - item.get("queued", self.clock()) > GIVE_UP:
+                    log.warning("dropping an undeliverable %s", item["op"],
+                                extra={"event": "send_dropped", "bot": bot_id, "user": user, "outcome": "dropped"})
+                    outcome, wait = DONE, 0.0
+                else:
+                    outcome, wait = await self._deliver(bot, item, user)
+                if outcome == RETRY:
                     item["attempts"] = item.get("attempts", 0) + 1
-                    item.setdefault("queued", self.clock())
-                    await self.store.outbox_later(bot_id, user, item, self.clock() + backoff(item["attempts"]))
+                    await self.store.outbox_later(bot_id, user, item,
+                                                  self.clock() + max(wait, backoff(item["attempts"])), owner)
                     return
-            if not await self.store.outbox_done(bot_id, user, item["id"]):
-                return
+                item = await self.store.outbox_done(bot_id, user, item["id"], owner)
+        except StoreUnavailable as exc:  # the claim lapses; this or another replica resumes after LEASE
+            metrics.STORE_ERRORS.labels(store=self.store.name).inc()
+            log.warning("outbox paused, storage unreachable: %s", exc,
+                        extra={"event": "outbox_paused", "bot": bot_id, "user": user, "outcome": "store_error"})
+        finally:
+            if self.working.get(key) == owner:
+                del self.working[key]
+
+    async def _deliver(self, bot: BotInfo, item: dict[str, Any], user: str | None = None) -> tuple[str, float]:
+        """One MAX call under the bot's shared rate: (SENT | DONE | RETRY, seconds to wait before a retry)."""
+        waited = await self.limiter.acquire(bot.id)
+        if waited > 0:
+            metrics.RATE_LIMIT_WAIT_SECONDS.labels(bot=bot.id).inc(waited)
+        started = time.perf_counter()
+        try:
+            await self.send(bot, item)
+        except MaxApiError as exc:
+            metrics.REPLY_SEND_SECONDS.labels(op=item["op"]).observe(time.perf_counter() - started)
+            extra = {"event": "send", "bot": bot.id, "user": user}
+            if exc.unknown:
+                metrics.REPLIES.labels(bot=bot.id, result="unknown_outcome").inc()
+                log.warning("%s may or may not have reached MAX; not repeated: %s", item["op"], exc,
+                            extra={**extra, "outcome": "unknown_outcome"})
+                return DONE, 0.0
+            if exc.retryable:
+                if exc.retry_after:
+                    await self.limiter.hold(bot.id, exc.retry_after)
+                metrics.REPLIES.labels(bot=bot.id, result="retried").inc()
+                log.info("%s refused for now, retried later: %s", item["op"], exc, extra={**extra, "outcome": "retried"})
+                return RETRY, exc.retry_after or 0.0
+            metrics.REPLIES.labels(bot=bot.id, result="refused").inc()
+            log.warning("%s refused by MAX: %s", item["op"], exc, extra={**extra, "outcome": "refused"})
+            return DONE, 0.0
+        except Exception as exc:  # noqa: BLE001 - unknown failure before any answer: keep the reply, retry
+            metrics.REPLIES.labels(bot=bot.id, result="retried").inc()
+            log.warning("%s failed, retried later: %r", item["op"], exc,
+                        extra={"event": "send", "bot": bot.id, "user": user, "outcome": "retried"})
+            return RETRY, 0.0
+        metrics.REPLY_SEND_SECONDS.labels(op=item["op"]).observe(time.perf_counter() - started)
+        metrics.REPLIES.labels(bot=bot.id, result="sent").inc()
+        return SENT, 0.0
+
+    async def post_action(self, url: str, data: Any) -> httpx.Response:
+        """The one place a webhook action leaves the process."""
+        return await self.http.post(url, json=data, timeout=ACTION_TIMEOUT)
 
     async def _action(self, item: dict[str, Any]) -> None:
         """POST the dialog data to the action's URL; retried with backoff for up to a day."""
         try:
-            response = await self.http.post(item["url"], json=item["data"], timeout=10.0)
+            response = await self.post_action(item["url"], item["data"])
             if response.status_code < 300:
+                metrics.ACTIONS.labels(result="sent").inc()
                 await self.store.action_done(item["id"])
                 return
             permanent = 400 <= response.status_code < 500 and response.status_code not in (408, 425, 429)
             problem = f"HTTP {response.status_code}"
         except httpx.HTTPError as exc:
             permanent, problem = False, f"{type(exc).__name__}: {exc}"
+        except StoreUnavailable:
+            return  # the claim comes back after ACTION_LEASE
         item["attempts"] = item.get("attempts", 0) + 1
-        if permanent or self.clock() - item.get("created", self.clock()) > GIVE_UP:
-            log.warning("webhook action to %s abandoned after %d attempts (%s)", item["url"], item["attempts"], problem)
-            await self.store.action_done(item["id"])
-            return
-        await self.store.action_later(item, self.clock() + backoff(item["attempts"]))
+        try:
+            if permanent or self.clock() - item.get("created", self.clock()) > GIVE_UP:
+                metrics.ACTIONS.labels(result="refused").inc()
+                log.warning("webhook action to %s abandoned after %d attempts (%s)", item["url"], item["attempts"],
+                            problem, extra={"event": "action", "bot": item.get("bot"), "outcome": "refused"})
+                await self.store.action_done(item["id"])
+                return
+            metrics.ACTIONS.labels(result="retried").inc()
+            await self.store.action_later(item, self.clock() + backoff(item["attempts"]))
+        except StoreUnavailable:
+            pass  # the claim comes back after ACTION_LEASE

@@ -1,4 +1,4 @@
-"""Production store: one Lua call to lock and load, one to save and unlock."""
+"""Production store: one Lua call to lock and load, one to save (replies included) and unlock."""
 from __future__ import annotations
 
 import time
@@ -8,36 +8,42 @@ import msgspec
 
 from server.runtime.keys import Keys, member, split_member
 from server.runtime.stores.base import (
-    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, TIMELINE_TTL, DialogStore, Loaded, LockLost,
-    StoreUnavailable, Write,
+    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, TIMELINE_TTL, Claim, DialogStore, Loaded, LockLost,
+    Sample, StoreUnavailable, Write,
 )
-from server.runtime.stores.resp import RespClient, Script
+from server.runtime.stores.resp import RedisError, RespClient, Script
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
 
-# KEYS: lock, dialog, outbox, dedupe mark. ARGV: token, lock ms, check dedupe.
+# KEYS: lock, dialog, dedupe mark. ARGV: token, lock ms, check dedupe.
 BEGIN = Script("""
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return {1, redis.call('PTTL', KEYS[1])}
 end
-if ARGV[3] == '1' and redis.call('EXISTS', KEYS[4]) == 1 then
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('DEL', KEYS[1])
   return {2}
 end
-return {0, redis.call('GET', KEYS[2]), redis.call('LLEN', KEYS[3])}
+return {0, redis.call('GET', KEYS[2])}
 """)
 
-# KEYS: lock, dialog, timeline, dedupe, timers, outbox, outq, actq, acts.
+RENEW = Script("""
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+""")
+
+# KEYS: lock, dialog, timeline, dedupe, timers, outbox, outq, actq, acts, outc.
 # ARGV: token, dialog ('' drops it), ttl, dedupe ('1'), dedupe ttl, member, timer due ('' none),
-#       timeline record ('' none), timeline cap, timeline ttl, outbox at, now, n outbox, had timer,
+#       timeline record ('' none), timeline cap, timeline ttl, claim end, now, n outbox, had timer,
 #       outbox items..., then action (id, json) pairs.
+# Returns 0 when the lock was lost, 1 when saved, 2 when saved and the caller now holds the outbox claim.
 COMMIT = Script("""
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[4] == '1' then redis.call('SET', KEYS[4], '1', 'EX', ARGV[5]) end
 if ARGV[7] ~= '' then redis.call('ZADD', KEYS[5], ARGV[7], ARGV[6])
-elseif ARGV[14] == '1' then redis.call('ZREM', KEYS[5], ARGV[6]) end
+elseif ARGV[14] == '1' or ARGV[2] == '' then redis.call('ZREM', KEYS[5], ARGV[6]) end
 if ARGV[8] ~= '' then
   local size = redis.call('RPUSH', KEYS[3], ARGV[8])
   if size > tonumber(ARGV[9]) then redis.call('LTRIM', KEYS[3], -tonumber(ARGV[9]), -1) end
@@ -45,21 +51,89 @@ if ARGV[8] ~= '' then
   if size % 16 == 1 then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
 end
 local n = tonumber(ARGV[13])
+local result = 1
 if n > 0 then
   redis.call('RPUSH', KEYS[6], unpack(ARGV, 15, 14 + n))
-  redis.call('ZADD', KEYS[7], 'NX', ARGV[11], ARGV[6])
+  if redis.call('ZADD', KEYS[7], 'NX', ARGV[11], ARGV[6]) == 1 then
+    redis.call('HSET', KEYS[10], ARGV[6], ARGV[1])
+    result = 2
+  end
 end
 for i = 15 + n, #ARGV, 2 do
   redis.call('HSET', KEYS[9], ARGV[i], ARGV[i + 1])
   redis.call('ZADD', KEYS[8], ARGV[12], ARGV[i])
 end
 redis.call('DEL', KEYS[1])
-return 1
+return result
 """)
 
 RELEASE = Script("""
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
+""")
+
+# KEYS: timers. ARGV: now, lease end, limit, dialog key prefix. Entries whose dialog is gone are removed.
+TIMERS_DUE = Script("""
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+local out = {}
+for _, m in ipairs(due) do
+  local bot, user = string.match(m, '^(.*)|(.*)$')
+  if redis.call('EXISTS', ARGV[4] .. '{' .. bot .. ':' .. user .. '}:d') == 1 then
+    redis.call('ZADD', KEYS[1], ARGV[2], m)
+    out[#out + 1] = m
+  else
+    redis.call('ZREM', KEYS[1], m)
+  end
+end
+return out
+""")
+
+# KEYS: outq, outc. ARGV: now, lease end, limit, owner. Returns member, taken-over flag pairs.
+OUTBOX_CLAIM = Script("""
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+local out = {}
+for _, m in ipairs(due) do
+  redis.call('ZADD', KEYS[1], ARGV[2], m)
+  out[#out + 1] = m
+  out[#out + 1] = redis.call('HSET', KEYS[2], m, ARGV[4]) == 0 and 1 or 0
+end
+return out
+""")
+
+# KEYS: outq, outc. ARGV: lease end, owner, members...
+OUTBOX_HOLD = Script("""
+local held = {}
+for i = 3, #ARGV do
+  if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[2] then
+    redis.call('ZADD', KEYS[1], 'XX', ARGV[1], ARGV[i])
+    held[#held + 1] = ARGV[i]
+  end
+end
+return held
+""")
+
+# Items are encoded with "id" first, so the head is recognised by its opening bytes, without decoding.
+# KEYS: outbox, outq, outc. ARGV: '{"id":"<item id>"', member, owner. Returns the next head, or nil.
+OUTBOX_DONE = Script("""
+if redis.call('HGET', KEYS[3], ARGV[2]) ~= ARGV[3] then return false end
+local head = redis.call('LINDEX', KEYS[1], 0)
+if head and string.sub(head, 1, #ARGV[1]) == ARGV[1] then redis.call('LPOP', KEYS[1]) end
+local next = redis.call('LINDEX', KEYS[1], 0)
+if not next then
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  redis.call('HDEL', KEYS[3], ARGV[2])
+end
+return next
+""")
+
+# KEYS: outbox, outq, outc. ARGV: item id, item json, at, member, owner.
+OUTBOX_LATER = Script("""
+if redis.call('HGET', KEYS[3], ARGV[4]) ~= ARGV[5] then return 0 end
+local head = redis.call('LINDEX', KEYS[1], 0)
+if head and string.sub(head, 1, #ARGV[1]) == ARGV[1] then redis.call('LSET', KEYS[1], 0, ARGV[2]) end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+redis.call('HDEL', KEYS[3], ARGV[4])
+return 1
 """)
 
 # Claim due members of a zset by pushing their score to the lease end: one caller gets each.
@@ -70,22 +144,6 @@ if KEYS[2] and #due > 0 then return redis.call('HMGET', KEYS[2], unpack(due)) en
 return due
 """)
 
-OUTBOX_DONE = Script("""
-local head = redis.call('LINDEX', KEYS[1], 0)
-if head and cjson.decode(head)['id'] == ARGV[1] then redis.call('LPOP', KEYS[1]) end
-if redis.call('LLEN', KEYS[1]) == 0 then redis.call('ZREM', KEYS[2], ARGV[2]) return 0 end
-return 1
-""")
-
-OUTBOX_LATER = Script("""
-local head = redis.call('LINDEX', KEYS[1], 0)
-if head and cjson.decode(head)['id'] == ARGV[1] then
-  redis.call('LSET', KEYS[1], 0, ARGV[2])
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
-end
-return 0
-""")
-
 ACTION_LATER = Script("""
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
@@ -94,9 +152,35 @@ end
 return 0
 """)
 
+# KEYS: outq, outbox key prefix. Users waiting, and the oldest `queued` among the 50 next due heads.
+OUTBOX_SAMPLE = Script("""
+local users = redis.call('ZCARD', KEYS[1])
+local oldest = ''
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, 49)) do
+  local bot, user = string.match(m, '^(.*)|(.*)$')
+  local head = redis.call('LINDEX', ARGV[1] .. '{' .. bot .. ':' .. user .. '}:o', 0)
+  if head then
+    local queued = cjson.decode(head)['queued']
+    if queued and (oldest == '' or queued < tonumber(oldest)) then oldest = string.format('%.17g', queued) end
+  end
+end
+return {users, oldest}
+""")
+
+
+def _id_first(item: dict[str, Any]) -> dict[str, Any]:
+    """The item with "id" as its first key (the scripts match the head by its opening bytes)."""
+    return item if next(iter(item)) == "id" else {"id": item["id"], **item}
+
+
+def _head_prefix(item_id: str) -> bytes:
+    return b'{"id":' + _encode(item_id)
+
 
 class RedisStore(DialogStore):
     """Dialogs under `<prefix>:v1:{bot:user}:*`; timers, outbox queue and actions in shared sorted sets."""
+
+    name = "redis"
 
     def __init__(self, url: str, prefix: str = "botflow", clock: Callable[[], float] = time.time,
                  client: RespClient | None = None) -> None:
@@ -104,90 +188,145 @@ class RedisStore(DialogStore):
         self.keys = Keys(prefix)
         self.clock = clock
 
+    async def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return await self.client.run(script, keys, args)
+        except RedisError as exc:  # LOADING, READONLY, OOM...: the store's own failure, as every other
+            raise StoreUnavailable(f"redis refused the call: {exc}") from exc
+
+    async def _call(self, *args: Any) -> Any:
+        try:
+            return await self.client.call(*args)
+        except RedisError as exc:
+            raise StoreUnavailable(f"redis refused the call: {exc}") from exc
+
     async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None) -> Loaded:
         base = self.keys.user(bot, user)
-        reply = await self.client.run(
-            BEGIN, [base + "l", base + "d", base + "o", base + "u:" + (dedupe or "")],
-            [token, LOCK_MS, "1" if dedupe is not None else ""])
+        reply = await self._run(BEGIN, [base + "l", base + "d", base + "u:" + (dedupe or "")],
+                                [token, LOCK_MS, "1" if dedupe is not None else ""])
         status = reply[0]
         if status == OK:
             raw = reply[1]
-            return Loaded(OK, _decode(raw) if raw is not None else None, reply[2])
+            return Loaded(OK, _decode(raw) if raw is not None else None)
         if status == BUSY:
             return Loaded(BUSY, retry_ms=max(int(reply[1]), 1))
         return Loaded(DUPLICATE)
 
-    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> None:
-        base, k = self.keys.user(bot, user), self.keys
+    async def renew(self, bot: str, user: str, token: str) -> bool:
+        return bool(await self._run(RENEW, [self.keys.user(bot, user) + "l"], [token, LOCK_MS]))
+
+    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> bool:
+        base, k, now = self.keys.user(bot, user), self.keys, self.clock()
         args: list[Any] = [
             token, _encode(write.session) if write.session is not None else "", int(write.ttl),
             "1" if write.dedupe is not None else "", DEDUPE_TTL, member(bot, user),
             repr(write.timer_due) if write.timer_due is not None else "",
             _encode(write.timeline) if write.timeline is not None else "", TIMELINE_CAP, TIMELINE_TTL,
-            repr(write.outbox_at), repr(self.clock()), len(write.outbox), "1" if write.had_timer else "",
+            repr(now + write.outbox_lease), repr(now), len(write.outbox), "1" if write.had_timer else "",
         ]
-        args.extend(_encode(item) for item in write.outbox)
+        args.extend(_encode(_id_first(item)) for item in write.outbox)
         for action in write.actions:
             args.append(action["id"])
             args.append(_encode(action))
-        ok = await self.client.run(
+        result = await self._run(
             COMMIT, [base + "l", base + "d", base + "t", base + "u:" + (write.dedupe or ""), k.timers,
-                     base + "o", k.outq, k.actq, k.acts], args)
-        if not ok:
+                     base + "o", k.outq, k.actq, k.acts, k.outc], args)
+        if not result:
             raise LockLost(f"{bot}/{user}")
+        return result == 2
 
     async def release(self, bot: str, user: str, token: str, loaded: Loaded) -> None:
-        await self.client.run(RELEASE, [self.keys.user(bot, user) + "l"], [token])
+        await self._run(RELEASE, [self.keys.user(bot, user) + "l"], [token])
 
     async def session(self, bot: str, user: str) -> dict[str, Any] | None:
-        raw = await self.client.call("GET", self.keys.user(bot, user) + "d")
+        raw = await self._call("GET", self.keys.user(bot, user) + "d")
         return _decode(raw) if raw is not None else None
 
     async def timeline(self, bot: str, user: str) -> list[dict[str, Any]]:
-        rows = await self.client.call("LRANGE", self.keys.user(bot, user) + "t", 0, -1)
+        rows = await self._call("LRANGE", self.keys.user(bot, user) + "t", 0, -1)
         return [_decode(row) for row in rows]
 
-    async def users(self, bot: str) -> AsyncIterator[str]:
-        cursor, pattern = b"0", self.keys.dialog_pattern(bot)
+    async def _dialog_keys(self, pattern: str) -> AsyncIterator[bytes]:
+        cursor = b"0"
         while True:
-            cursor, found = await self.client.call("SCAN", cursor, "MATCH", pattern, "COUNT", 500)
+            cursor, found = await self._call("SCAN", cursor, "MATCH", pattern, "COUNT", 500)
             for key in found:
-                yield self.keys.parse_dialog(key.decode())[1]
+                yield key
             if cursor in (b"0", 0):
                 return
 
-    async def _claim(self, keys: list[str], now: float, lease: float, limit: int) -> list[Any]:
-        return await self.client.run(CLAIM, keys, [repr(now), repr(now + lease), limit])
+    async def users(self, bot: str) -> AsyncIterator[str]:
+        async for key in self._dialog_keys(self.keys.dialog_pattern(bot)):
+            yield self.keys.parse_dialog(key.decode())[1]
 
     async def timers_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
-        return [split_member(m.decode()) for m in await self._claim([self.keys.timers], now, lease, limit)]
+        found = await self._run(TIMERS_DUE, [self.keys.timers], [repr(now), repr(now + lease), limit, self.keys.base])
+        return [split_member(m.decode()) for m in found]
 
-    async def outbox_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
-        return [split_member(m.decode()) for m in await self._claim([self.keys.outq], now, lease, limit)]
+    async def timers_hold(self, claims: list[tuple[str, str]], until: float) -> None:
+        if claims:
+            pairs: list[Any] = []
+            for bot, user in claims:
+                pairs += [repr(until), member(bot, user)]
+            await self._call("ZADD", self.keys.timers, "XX", "GT", *pairs)
+
+    async def outbox_claim(self, now: float, lease: float, owner: str, limit: int = 100) -> list[Claim]:
+        found = await self._run(OUTBOX_CLAIM, [self.keys.outq, self.keys.outc],
+                                [repr(now), repr(now + lease), limit, owner])
+        return [Claim(*split_member(found[i].decode()), bool(found[i + 1])) for i in range(0, len(found), 2)]
+
+    async def outbox_hold(self, claims: list[tuple[str, str]], owner: str, until: float) -> list[tuple[str, str]]:
+        if not claims:
+            return []
+        held = await self._run(OUTBOX_HOLD, [self.keys.outq, self.keys.outc],
+                               [repr(until), owner, *(member(b, u) for b, u in claims)])
+        return [split_member(m.decode()) for m in held]
 
     async def outbox_head(self, bot: str, user: str) -> dict[str, Any] | None:
-        raw = await self.client.call("LINDEX", self.keys.user(bot, user) + "o", 0)
+        raw = await self._call("LINDEX", self.keys.user(bot, user) + "o", 0)
         return _decode(raw) if raw is not None else None
 
-    async def outbox_done(self, bot: str, user: str, item_id: str) -> bool:
-        more = await self.client.run(
-            OUTBOX_DONE, [self.keys.user(bot, user) + "o", self.keys.outq], [item_id, member(bot, user)])
-        return bool(more)
+    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> dict[str, Any] | None:
+        nxt = await self._run(OUTBOX_DONE, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc],
+                              [_head_prefix(item_id), member(bot, user), owner])
+        return _decode(nxt) if nxt is not None else None
 
-    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float) -> None:
-        await self.client.run(OUTBOX_LATER, [self.keys.user(bot, user) + "o", self.keys.outq],
-                              [item["id"], _encode(item), repr(at), member(bot, user)])
+    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
+        await self._run(OUTBOX_LATER, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc],
+                        [_head_prefix(item["id"]), _encode(_id_first(item)), repr(at), member(bot, user), owner])
 
     async def actions_due(self, now: float, lease: float, limit: int = 100) -> list[dict[str, Any]]:
-        rows = await self._claim([self.keys.actq, self.keys.acts], now, lease, limit)
+        rows = await self._run(CLAIM, [self.keys.actq, self.keys.acts], [repr(now), repr(now + lease), limit])
         return [_decode(row) for row in rows if row is not None]
 
     async def action_done(self, item_id: str) -> None:
-        await self.client.call("ZREM", self.keys.actq, item_id)
-        await self.client.call("HDEL", self.keys.acts, item_id)
+        await self._call("ZREM", self.keys.actq, item_id)
+        await self._call("HDEL", self.keys.acts, item_id)
 
     async def action_later(self, item: dict[str, Any], at: float) -> None:
-        await self.client.run(ACTION_LATER, [self.keys.actq, self.keys.acts], [item["id"], _encode(item), repr(at)])
+        await self._run(ACTION_LATER, [self.keys.actq, self.keys.acts], [item["id"], _encode(item), repr(at)])
+
+    async def sample(self, dialogs: bool = True) -> Sample:
+        users, oldest = await self._run(OUTBOX_SAMPLE, [self.keys.outq], [self.keys.base])
+        found = Sample(int(users), float(oldest) if oldest else None)
+        if dialogs:
+            batch: list[bytes] = []
+            async for key in self._dialog_keys(self.keys.base + "{*}:d"):
+                batch.append(key)
+                if len(batch) >= 500:
+                    await self._count(batch, found)
+                    batch = []
+            await self._count(batch, found)
+        return found
+
+    async def _count(self, keys: list[bytes], found: Sample) -> None:
+        """Add the dialogs under `keys` to the per-(bot, version) counts."""
+        if not keys:
+            return
+        for key, raw in zip(keys, await self._call("MGET", *keys)):
+            if raw is not None:
+                label = (self.keys.parse_dialog(key.decode())[0], str(_decode(raw).get("version")))
+                found.dialogs[label] = found.dialogs.get(label, 0) + 1
 
     async def ping(self) -> None:
         try:
