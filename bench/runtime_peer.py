@@ -74,7 +74,7 @@ class Peer:
     @property
     def library(self) -> str:
         return ("botflow runtime (Redis store, commit-first: lock+dedupe+load, save+timeline+mark+timer+outbox, "
-                "then per reply a shared rate slot and the outbox ack)")
+                "then per reply the outbox ack, which reserves the next send's shared rate slot)")
 
     async def setup(self) -> None:
         async def load_bot(bot_id: str) -> BotInfo | None:
@@ -87,7 +87,7 @@ class Peer:
             if item["op"] == "send":
                 self.replies[item["chat_id"]].append(item["text"])
 
-        self.store = RedisStore(self.redis_url, prefix=PREFIX)
+        self.store = RedisStore(self.redis_url, prefix=PREFIX, send_rate=1_000_000)
         catalog = Catalog(load_bot, load_document)
         # As in production: replies are committed with the turn, then sent under the bot's shared rate.
         limiter = SharedRateLimiter(self.store.client, Keys(PREFIX).rate, rate=1_000_000)

@@ -18,7 +18,7 @@ from server.runtime.catalog import BotInfo, Catalog
 from server.runtime.loop import repeat
 from server.runtime.outbox import LEASE as OUTBOX_LEASE, Outbox
 from server.runtime.stores.base import (
-    BUSY, DUPLICATE, LOCK_MS, DialogStore, Loaded, StoreUnavailable, Write, new_token,
+    BUSY, DUPLICATE, LOCK_MS, DialogStore, Loaded, Next, StoreUnavailable, Write, new_token,
 )
 from server.runtime.webhook import Incoming
 
@@ -72,15 +72,14 @@ class UserLocks:
 class Turn:
     """An open turn: the user's lock is held until `Dispatcher.commit` or the end of `Dispatcher.opened`."""
 
-    __slots__ = ("bot", "user", "token", "loaded", "closed", "queued", "claimed", "first", "started")
+    __slots__ = ("bot", "user", "token", "loaded", "closed", "queued", "first", "started")
 
     def __init__(self, bot: str, user: str) -> None:
         self.bot, self.user, self.token = bot, user, new_token()
         self.loaded = Loaded(BUSY)
         self.closed = False  # committed, released, or never locked (a duplicate)
         self.queued = False  # the commit queued sends
-        self.claimed = False  # the commit made this turn the sender of the user's outbox
-        self.first: dict[str, Any] | None = None  # then the head of that outbox: the turn's first send
+        self.first: Next | None = None  # the commit made this turn the sender of the user's outbox
         self.started = time.monotonic()
 
     @property
@@ -115,6 +114,7 @@ class Dispatcher:
         self.locks = UserLocks()
         self.held: dict[tuple[str, str], Turn] = {}
         self._store_errors = metrics.STORE_ERRORS.labels(store=store.name)
+        self._turn_seconds: dict[tuple[str, str], Any] = {}  # metric children, looked up once per label set
 
     async def _begin(self, turn: Turn, dedupe: str | None) -> Loaded:
         loaded = await self.store.begin(turn.bot, turn.user, turn.token, dedupe)
@@ -168,14 +168,12 @@ class Dispatcher:
     async def commit(self, turn: Turn, write: Write) -> None:
         """Save the turn (dialog, mark, timeline, timers, replies, actions) at once and unlock."""
         try:
-            turn.claimed = await self.store.commit(turn.bot, turn.user, turn.token, write, turn.loaded)
+            turn.first = await self.store.commit(turn.bot, turn.user, turn.token, write, turn.loaded)
         except StoreUnavailable:
             self._store_errors.inc()
             raise
         turn.closed = True
         turn.queued = bool(write.outbox)
-        if turn.claimed:
-            turn.first = write.outbox[0]
 
     async def keep_locks(self) -> None:
         """Renew the locks of turns running longer than RENEW_AFTER, forever (a background loop)."""
@@ -236,7 +234,11 @@ class Dispatcher:
 
     def _observe(self, update: Update, outcome: str, started: float, bot: BotInfo, turn: Turn) -> None:
         elapsed = time.perf_counter() - started
-        metrics.TURN_SECONDS.labels(kind=update.kind, outcome=outcome).observe(elapsed)
+        child = self._turn_seconds.get((update.kind, outcome))
+        if child is None:
+            child = self._turn_seconds[(update.kind, outcome)] = metrics.TURN_SECONDS.labels(
+                kind=update.kind, outcome=outcome)
+        child.observe(elapsed)
         if log.isEnabledFor(logging.DEBUG):
             stored = turn.loaded.session or {}
             log.debug("turn", extra={"event": "turn", "bot": bot.id, "flow": stored.get("flow"),

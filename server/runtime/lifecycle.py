@@ -24,13 +24,13 @@ log = logging.getLogger("botflow.runtime")
 GC_YOUNG = 5000  # allocations between young-generation collections
 
 
-def make_store(redis_url: str | None, engine: Any, prefix: str) -> DialogStore:
-    """Redis when configured, else the app's database."""
+def make_store(redis_url: str | None, engine: Any, prefix: str, send_rate: float | None = None) -> DialogStore:
+    """Redis when configured (reserving each bot's send slots at `send_rate`), else the app's database."""
     if redis_url:
         from server.runtime.stores.redis import RedisStore
         from server.runtime.stores.resp import connect
 
-        return RedisStore(redis_url, prefix=prefix, client=connect(redis_url))
+        return RedisStore(redis_url, prefix=prefix, client=connect(redis_url), send_rate=send_rate)
     from server.runtime.stores.sql import SqlStore
 
     return SqlStore(engine)
@@ -42,7 +42,7 @@ class Runtime:
     def __init__(self, settings: Any, db: Any) -> None:
         prefix = os.environ.get("BOTFLOW_REDIS_PREFIX") or "botflow"
         self.settings = settings
-        self.store = make_store(settings.redis_url, db.engine, prefix)
+        self.store = make_store(settings.redis_url, db.engine, prefix, settings.max_rate)
         self.catalog = Catalog(*db_loaders(db.sessionmaker))
         self.max_http = LeanClient(timeout=SEND_TIMEOUT)
         # The bot's rate is kept by the outbox (shared across replicas through Redis), not per client.

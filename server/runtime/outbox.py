@@ -22,7 +22,7 @@ from server.runtime.catalog import BotInfo, Catalog
 from server.runtime.loop import repeat
 from server.runtime.max_client import MaxApiError, MaxClient
 from server.runtime.max_format import message_body
-from server.runtime.stores.base import Claim, DialogStore, StoreUnavailable, new_token
+from server.runtime.stores.base import Claim, DialogStore, Next, StoreUnavailable, new_token
 
 log = logging.getLogger("botflow.runtime.outbox")
 
@@ -58,6 +58,7 @@ class MaxSender:
 
 
 SENT, DONE, RETRY = "sent", "done", "retry"
+SEND_SECONDS = {op: metrics.REPLY_SEND_SECONDS.labels(op=op) for op in ("send", "answer")}
 
 
 class Outbox:
@@ -76,6 +77,13 @@ class Outbox:
         self.working: dict[tuple[str, str], str] = {}  # claims held here -> their owner token
         self._tasks: set[asyncio.Task[Any]] = set()
         self._draining: dict[tuple[str, str], asyncio.Task[Any]] = {}  # users whose queue is sent from here
+        self._counters: dict[tuple[str, str], Any] = {}  # metric children, looked up once per label set
+
+    def _count(self, bot: str, result: str) -> None:
+        child = self._counters.get((bot, result))
+        if child is None:
+            child = self._counters[(bot, result)] = metrics.REPLIES.labels(bot=bot, result=result)
+        child.inc()
 
     def _spawn(self, coro: Any, key: tuple[str, str] | None = None) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
@@ -87,7 +95,7 @@ class Outbox:
                                    else None)
         return task
 
-    async def start(self, bot: BotInfo, user: str, owner: str, first: dict[str, Any], wait: float) -> None:
+    async def start(self, bot: BotInfo, user: str, owner: str, first: Next, wait: float) -> None:
         """Send a user's queue, `first` at its head, now (the caller holds the claim as `owner`).
 
         Waits at most `wait` seconds for it; the sends go on after that on their own.
@@ -140,21 +148,22 @@ class Outbox:
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def _drain(self, bot_id: str, user: str, owner: str, claim: Claim | None = None,
-                     first: dict[str, Any] | None = None) -> None:
+                     first: Next | None = None) -> None:
         """Send one user's queue head first; stop at a retry, so order holds."""
         key = (bot_id, user)
         self.working[key] = owner
         try:
-            item = first if first is not None else await self.store.outbox_head(bot_id, user)
-            if item is None:
-                await self.store.outbox_done(bot_id, user, "", owner)
-                return
-            while item is not None:
+            if first is None:
+                head = await self.store.outbox_head(bot_id, user)
+                first = Next(head) if head is not None else await self.store.outbox_done(bot_id, user, "", owner)
+            sending = first
+            while sending is not None:
+                item = sending.item
                 bot = await self.catalog.bot(bot_id)
                 if claim is not None and claim.taken_over:
                     # The previous sender stopped renewing (a crash, an outage) and may have sent this one.
                     claim = None
-                    metrics.REPLIES.labels(bot=bot_id, result="unknown_outcome").inc()
+                    self._count(bot_id, "unknown_outcome")
                     log.warning("took over the outbox of a sender that stopped; its %s may already be sent",
                                 item["op"], extra={"event": "outbox_takeover", "bot": bot_id, "user": user,
                                                    "outcome": "unknown_outcome"})
@@ -163,13 +172,13 @@ class Outbox:
                                 extra={"event": "send_dropped", "bot": bot_id, "user": user, "outcome": "dropped"})
                     outcome, wait = DONE, 0.0
                 else:
-                    outcome, wait = await self._deliver(bot, item, user)
+                    outcome, wait = await self._deliver(bot, item, user, sending.wait)
                 if outcome == RETRY:
                     item["attempts"] = item.get("attempts", 0) + 1
                     await self.store.outbox_later(bot_id, user, item,
                                                   self.clock() + max(wait, backoff(item["attempts"])), owner)
                     return
-                item = await self.store.outbox_done(bot_id, user, item["id"], owner)
+                sending = await self.store.outbox_done(bot_id, user, item["id"], owner)
         except StoreUnavailable as exc:  # the claim lapses; this or another replica resumes after LEASE
             metrics.STORE_ERRORS.labels(store=self.store.name).inc()
             log.warning("outbox paused, storage unreachable: %s", exc,
@@ -178,38 +187,47 @@ class Outbox:
             if self.working.get(key) == owner:
                 del self.working[key]
 
-    async def _deliver(self, bot: BotInfo, item: dict[str, Any], user: str | None = None) -> tuple[str, float]:
-        """One MAX call under the bot's shared rate: (SENT | DONE | RETRY, seconds to wait before a retry)."""
-        waited = await self.limiter.acquire(bot.id)
+    async def _deliver(self, bot: BotInfo, item: dict[str, Any], user: str | None = None,
+                       slot: float | None = None) -> tuple[str, float]:
+        """One MAX call under the bot's shared rate: (SENT | DONE | RETRY, seconds to wait before a retry).
+
+        `slot`: seconds to the rate slot the store already reserved for it; None asks the limiter.
+        """
+        if slot is None:
+            waited = await self.limiter.acquire(bot.id)
+        else:
+            waited = slot
+            if slot > 0:
+                await asyncio.sleep(slot)
         if waited > 0:
             metrics.RATE_LIMIT_WAIT_SECONDS.labels(bot=bot.id).inc(waited)
         started = time.perf_counter()
         try:
             await self.send(bot, item)
         except MaxApiError as exc:
-            metrics.REPLY_SEND_SECONDS.labels(op=item["op"]).observe(time.perf_counter() - started)
+            SEND_SECONDS[item["op"]].observe(time.perf_counter() - started)
             extra = {"event": "send", "bot": bot.id, "user": user}
             if exc.unknown:
-                metrics.REPLIES.labels(bot=bot.id, result="unknown_outcome").inc()
+                self._count(bot.id, "unknown_outcome")
                 log.warning("%s may or may not have reached MAX; not repeated: %s", item["op"], exc,
                             extra={**extra, "outcome": "unknown_outcome"})
                 return DONE, 0.0
             if exc.retryable:
                 if exc.retry_after:
                     await self.limiter.hold(bot.id, exc.retry_after)
-                metrics.REPLIES.labels(bot=bot.id, result="retried").inc()
+                self._count(bot.id, "retried")
                 log.info("%s refused for now, retried later: %s", item["op"], exc, extra={**extra, "outcome": "retried"})
                 return RETRY, exc.retry_after or 0.0
-            metrics.REPLIES.labels(bot=bot.id, result="refused").inc()
+            self._count(bot.id, "refused")
             log.warning("%s refused by MAX: %s", item["op"], exc, extra={**extra, "outcome": "refused"})
             return DONE, 0.0
         except Exception as exc:  # noqa: BLE001 - unknown failure before any answer: keep the reply, retry
-            metrics.REPLIES.labels(bot=bot.id, result="retried").inc()
+            self._count(bot.id, "retried")
             log.warning("%s failed, retried later: %r", item["op"], exc,
                         extra={"event": "send", "bot": bot.id, "user": user, "outcome": "retried"})
             return RETRY, 0.0
-        metrics.REPLY_SEND_SECONDS.labels(op=item["op"]).observe(time.perf_counter() - started)
-        metrics.REPLIES.labels(bot=bot.id, result="sent").inc()
+        SEND_SECONDS[item["op"]].observe(time.perf_counter() - started)
+        self._count(bot.id, "sent")
         return SENT, 0.0
 
     async def post_action(self, url: str, data: Any) -> httpx.Response:

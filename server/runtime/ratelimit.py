@@ -83,23 +83,33 @@ class RateLimiter:
         bucket.paused = max(bucket.paused, time.monotonic() + seconds)
 
 
-# GCRA over the server's clock: KEYS[1] holds the bot's theoretical arrival time (ms). Each call reserves
-# the next slot and is told how long to wait for it, so replicas share one schedule without polling.
-# ARGV: interval ms (1000 / rate), hold ms (0, or a Retry-After to push the schedule out to).
-RESERVE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then tat = now end
-local hold = tonumber(ARGV[2])
-if hold > 0 then
-  if now + hold > tat then tat = now + hold end
-  redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 1000)
-  return 0
+# GCRA over the server's clock: the key holds the bot's theoretical arrival time (ms). Each call reserves
+# the next slot and is told how long to wait for it, so replicas share one schedule without polling. The
+# store's COMMIT and OUTBOX_DONE scripts call the same function for the send they hand out.
+GCRA = """
+local function reserve(key, interval, hold)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local tat = tonumber(redis.call('GET', key) or '0')
+  if tat < now then tat = now end
+  if hold > 0 then
+    if now + hold > tat then tat = now + hold end
+    redis.call('SET', key, string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 1000)
+    return 0
+  end
+  redis.call('SET', key, string.format('%.3f', tat + interval), 'PX', math.ceil(tat - now + interval) + 1000)
+  return math.ceil(tat - now)
 end
-redis.call('SET', KEYS[1], string.format('%.3f', tat + tonumber(ARGV[1])), 'PX', math.ceil(tat - now + tonumber(ARGV[1])) + 1000)
-return math.ceil(tat - now)
 """
+# KEYS: the bot's rate key. ARGV: interval ms (1000 / rate), hold ms (0, or a Retry-After to wait out).
+RESERVE = GCRA + "return reserve(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))"
+
+
+def interval_ms(rate: float) -> str:
+    """The spacing of a bot's sends at `rate` per second, as the scripts take it."""
+    if rate <= 0:
+        raise ValueError("rate must be positive")
+    return repr(1000.0 / rate)
 
 
 class SharedRateLimiter:
@@ -112,11 +122,9 @@ class SharedRateLimiter:
     def __init__(self, client: Any, prefix: str, rate: float = 30.0) -> None:
         from server.runtime.stores.resp import Script
 
-        if rate <= 0:
-            raise ValueError("rate must be positive")
         self.client = client
         self.prefix = prefix
-        self.interval_ms = repr(1000.0 / rate)
+        self.interval_ms = interval_ms(rate)
         self.local = RateLimiter(rate)
         self._script = Script(RESERVE)
         self._failing = False

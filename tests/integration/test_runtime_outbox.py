@@ -8,7 +8,8 @@ from server import metrics
 from server.runtime.catalog import BotInfo, Catalog
 from server.runtime.max_client import MaxClient
 from server.runtime.outbox import LEASE, MaxSender, Outbox
-from server.runtime.ratelimit import RateLimiter
+from server.runtime.keys import Keys
+from server.runtime.ratelimit import RateLimiter, SharedRateLimiter
 from server.runtime.stores import Write, new_token
 from server.runtime.stores.base import LOCK_MS
 from server.runtime.stores.memory import MemoryStore
@@ -72,7 +73,7 @@ async def test_replies_committed_by_a_replica_that_died_are_sent_by_another(
         token = new_token()
         loaded = await dead.begin(BOT, "7003", token)
         write = Write(None, outbox=[reply(7003, "first"), reply(7003, "second")], outbox_lease=LEASE)
-        assert await dead.commit(BOT, "7003", token, write, loaded) is True
+        assert await dead.commit(BOT, "7003", token, write, loaded) is not None
         await dead.close()
         before = unknown_outcomes(BOT)
         await fake_max.wait_for(lambda f: len(texts(f, 7003)) == 2, timeout=LEASE + 5)
@@ -132,10 +133,10 @@ async def test_a_send_with_an_unknown_outcome_is_counted_and_not_repeated(fake_m
         token = new_token()
         loaded = await store.begin(bot.id, "7005", token)
         items = [reply(7005, "slow"), reply(7005, "next")]
-        assert await store.commit(bot.id, "7005", token, Write(None, outbox=items), loaded) is True
+        first = await store.commit(bot.id, "7005", token, Write(None, outbox=items), loaded)
         fake_max.delay_next(1, 1.0, "/messages")  # MAX answers after the client stopped waiting
         before = unknown_outcomes(bot.id)
-        await outbox.start(bot, "7005", token, items[0], wait=5)
+        await outbox.start(bot, "7005", token, first, wait=5)
         await asyncio.sleep(1.2)
     # The slow one reached MAX once and was not sent again; the next one followed it.
     assert texts(fake_max, 7005) == ["slow", "next"]
@@ -157,3 +158,23 @@ async def test_hostile_bodies_get_a_400_never_a_500(sqlite_url: str, fake_max: F
             event = await h.api("POST", f"/api/bots/{BOT}/users/7006/events", content=body,
                                 headers={"Content-Type": "application/json"})
             assert 400 <= event.status_code < 500, (body[:20], event.status_code, event.text)
+
+
+async def test_the_store_and_the_limiter_reserve_slots_on_one_schedule_per_bot(redis_prefix: str) -> None:  # noqa: F811
+    rate = 10  # a slot every 100 ms
+    store = RedisStore(REDIS_URL, prefix=redis_prefix, send_rate=rate)
+    limiter = SharedRateLimiter(store.client, Keys(redis_prefix).rate, rate)
+    try:
+        waits = []
+        for user in ("1", "2", "3"):
+            token = new_token()
+            loaded = await store.begin("ratebot", user, token)
+            first = await store.commit("ratebot", user, token, Write(None, outbox=[reply(int(user), "x")]), loaded)
+            waits.append(first.wait)
+        started = time.monotonic()
+        await limiter.acquire("ratebot")  # the fourth slot of the same schedule
+        waited = time.monotonic() - started
+    finally:
+        await store.close()
+    assert waits[0] == 0.0 and 0.08 <= waits[1] <= 0.1 and 0.18 <= waits[2] <= 0.2
+    assert waited >= 0.25

@@ -176,10 +176,11 @@ async def test_outbox_keeps_order_and_retries_the_head(store: DialogStore, bot: 
     items = [{"id": f"i{n}", "op": "send", "text": str(n)} for n in range(3)]
     first, second = new_token(), new_token()
     loaded = await begin_waiting(store, bot, "7", first)
-    assert await store.commit(bot, "7", first, Write(dialog("s"), outbox=items[:2], outbox_lease=5), loaded) is True
+    claimed = await store.commit(bot, "7", first, Write(dialog("s"), outbox=items[:2], outbox_lease=5), loaded)
+    assert claimed is not None and claimed.item == items[0]
     loaded = await begin_waiting(store, bot, "7", second)
     # The first turn's sender still works on the queue: the second turn's replies wait behind it.
-    assert await store.commit(bot, "7", second, Write(dialog("s"), outbox=items[2:], outbox_lease=5), loaded) is False
+    assert await store.commit(bot, "7", second, Write(dialog("s"), outbox=items[2:], outbox_lease=5), loaded) is None
     mine = lambda claimed: [(c.user, c.taken_over) for c in claimed if c.bot == bot]  # noqa: E731
     assert mine(await store.outbox_claim(now, 30, "poller")) == []  # claimed by the first committer
     head = await store.outbox_head(bot, "7")
@@ -192,15 +193,15 @@ async def test_outbox_keeps_order_and_retries_the_head(store: DialogStore, bot: 
     assert mine(await store.outbox_claim(now + 5, 30, "poller")) == [("7", False)]
     assert (await store.outbox_head(bot, "7"))["attempts"] == 1
     assert await store.outbox_done(bot, "7", "i0", first) is None  # the claim moved on to the poller
-    assert (await store.outbox_done(bot, "7", "i0", "poller"))["id"] == "i1"
-    assert (await store.outbox_done(bot, "7", "i0", "poller"))["id"] == "i1"  # a repeated ack drops nothing more
+    assert (await store.outbox_done(bot, "7", "i0", "poller")).item["id"] == "i1"
+    assert (await store.outbox_done(bot, "7", "i0", "poller")).item["id"] == "i1"  # a repeated ack drops no more
     assert [(await store.outbox_head(bot, "7"))["id"]] == ["i1"]
-    assert await store.outbox_done(bot, "7", "i1", "poller") == items[2]
+    assert (await store.outbox_done(bot, "7", "i1", "poller")).item == items[2]
     assert await store.outbox_done(bot, "7", "i2", "poller") is None
     assert await store.outbox_head(bot, "7") is None
     assert mine(await store.outbox_claim(now + 10_000, 30, "poller")) == []
     loaded = await begin_waiting(store, bot, "7", third := new_token())
-    assert await store.commit(bot, "7", third, Write(dialog("s"), outbox=items[:1]), loaded) is True
+    assert await store.commit(bot, "7", third, Write(dialog("s"), outbox=items[:1]), loaded) is not None
 
 
 async def test_a_lapsed_outbox_claim_is_taken_over_and_renewals_keep_it(store: DialogStore, bot: str) -> None:
@@ -208,7 +209,7 @@ async def test_a_lapsed_outbox_claim_is_taken_over_and_renewals_keep_it(store: D
     token = new_token()
     loaded = await begin_waiting(store, bot, "10", token)
     item = {"id": "r1", "op": "send", "text": "hi"}
-    assert await store.commit(bot, "10", token, Write(dialog("s"), outbox=[item], outbox_lease=5), loaded) is True
+    assert await store.commit(bot, "10", token, Write(dialog("s"), outbox=[item], outbox_lease=5), loaded) is not None
     mine = lambda claimed: [(c.user, c.taken_over) for c in claimed if c.bot == bot]  # noqa: E731
     if store.kind != "redis":  # type: ignore[attr-defined]  (Redis leases run on its own clock)
         store.test_clock.now = now + 4  # type: ignore[attr-defined]

@@ -60,6 +60,15 @@ class Write:
 
 
 @dataclass(frozen=True, slots=True)
+class Next:
+    """The send a claimer makes next; `wait`: seconds until the bot's rate slot the store reserved for it
+    (None when the store keeps no rate, and the sender asks its limiter)."""
+
+    item: dict[str, Any]
+    wait: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Claim:
     """A user's outbox handed to one sender; `taken_over` when an earlier claimer stopped renewing it."""
 
@@ -96,11 +105,11 @@ class DialogStore(ABC):
         """Extend a held lock by LOCK_MS; False when the token no longer owns it."""
 
     @abstractmethod
-    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> bool:
+    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> Next | None:
         """Save the turn atomically and release the lock; LockLost if the token no longer owns it.
 
-        True when the write queued replies and nobody was working on the user's outbox: the caller now
-        holds that claim (owner `token`, `write.outbox_lease`) and should send at once.
+        A Next (the write's first send) when the write queued sends and nobody was working on the user's
+        outbox: the caller now holds that claim (owner `token`, `write.outbox_lease`) and sends at once.
         """
 
     @abstractmethod
@@ -140,8 +149,8 @@ class DialogStore(ABC):
         """The oldest queued send of a user."""
 
     @abstractmethod
-    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> dict[str, Any] | None:
-        """Drop the head item if it is `item_id`; the next item while more wait and `owner` holds the claim.
+    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> Next | None:
+        """Drop the head item if it is `item_id`; the next send while more wait and `owner` holds the claim.
 
         With nothing left the claim ends; a commit that queues later replies makes its turn the new claimer.
         """

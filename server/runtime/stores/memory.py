@@ -7,7 +7,7 @@ from collections import deque
 from typing import Any, AsyncIterator, Callable
 
 from server.runtime.stores.base import (
-    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Claim, DialogStore, Loaded, LockLost, Sample, Write,
+    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Claim, DialogStore, Loaded, LockLost, Next, Sample, Write,
 )
 
 Key = tuple[str, str]
@@ -59,7 +59,7 @@ class MemoryStore(DialogStore):
         self._locks[key] = (token, self.clock() + LOCK_MS / 1000)
         return True
 
-    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> bool:
+    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> Next | None:
         key, now = (bot, user), self.clock()
         if self._owner(key) != token:
             raise LockLost(f"{bot}/{user}")
@@ -77,11 +77,12 @@ class MemoryStore(DialogStore):
             self._timers.pop(key, None)
         else:
             self._timers[key] = write.timer_due
-        claimed = False
+        claimed = None
         if write.outbox:
             self._outbox.setdefault(key, deque()).extend(copy.deepcopy(write.outbox))
             if key not in self._outq:
-                self._outq[key], self._owners[key], claimed = now + write.outbox_lease, token, True
+                self._outq[key], self._owners[key] = now + write.outbox_lease, token
+                claimed = Next(copy.deepcopy(write.outbox[0]))
         for action in write.actions:
             self._actions[action["id"]] = (copy.deepcopy(action), now)
         del self._locks[key]
@@ -141,7 +142,7 @@ class MemoryStore(DialogStore):
         queue = self._outbox.get((bot, user))
         return copy.deepcopy(queue[0]) if queue else None
 
-    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> dict[str, Any] | None:
+    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> Next | None:
         key = (bot, user)
         if self._owners.get(key) != owner:
             return None
@@ -153,7 +154,7 @@ class MemoryStore(DialogStore):
             self._outq.pop(key, None)
             self._owners.pop(key, None)
             return None
-        return copy.deepcopy(queue[0])
+        return Next(copy.deepcopy(queue[0]))
 
     async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
         key = (bot, user)

@@ -7,9 +7,10 @@ from typing import Any, AsyncIterator, Callable
 import msgspec
 
 from server.runtime.keys import Keys, member, split_member
+from server.runtime.ratelimit import GCRA, interval_ms
 from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, TIMELINE_TTL, Claim, DialogStore, Loaded, LockLost,
-    Sample, StoreUnavailable, Write,
+    Next, Sample, StoreUnavailable, Write,
 )
 from server.runtime.stores.resp import RedisError, RespClient, Script
 
@@ -33,12 +34,13 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """)
 
-# KEYS: lock, dialog, timeline, dedupe, timers, outbox, outq, actq, acts, outc.
+# KEYS: lock, dialog, timeline, dedupe, timers, outbox, outq, actq, acts, outc, the bot's rate.
 # ARGV: token, dialog ('' drops it), ttl, dedupe ('1'), dedupe ttl, member, timer due ('' none),
 #       timeline record ('' none), timeline cap, timeline ttl, claim end, now, n outbox, had timer,
-#       outbox items..., then action (id, json) pairs.
-# Returns 0 when the lock was lost, 1 when saved, 2 when saved and the caller now holds the outbox claim.
-COMMIT = Script("""
+#       rate interval ms ('' keeps no rate), outbox items..., then action (id, json) pairs.
+# Returns 0 when the lock was lost, 1 when saved, {2, ms to the first send's rate slot or -1} when
+# saved and the caller now holds the outbox claim.
+COMMIT = Script(GCRA + """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[4] == '1' then redis.call('SET', KEYS[4], '1', 'EX', ARGV[5]) end
@@ -53,13 +55,14 @@ end
 local n = tonumber(ARGV[13])
 local result = 1
 if n > 0 then
-  redis.call('RPUSH', KEYS[6], unpack(ARGV, 15, 14 + n))
+  redis.call('RPUSH', KEYS[6], unpack(ARGV, 16, 15 + n))
   if redis.call('ZADD', KEYS[7], 'NX', ARGV[11], ARGV[6]) == 1 then
     redis.call('HSET', KEYS[10], ARGV[6], ARGV[1])
-    result = 2
+    result = {2, -1}
+    if ARGV[15] ~= '' then result[2] = reserve(KEYS[11], tonumber(ARGV[15]), 0) end
   end
 end
-for i = 15 + n, #ARGV, 2 do
+for i = 16 + n, #ARGV, 2 do
   redis.call('HSET', KEYS[9], ARGV[i], ARGV[i + 1])
   redis.call('ZADD', KEYS[8], ARGV[12], ARGV[i])
 end
@@ -113,8 +116,9 @@ return held
 """)
 
 # Items are encoded with "id" first, so the head is recognised by its opening bytes, without decoding.
-# KEYS: outbox, outq, outc. ARGV: '{"id":"<item id>"', member, owner. Returns the next head, or nil.
-OUTBOX_DONE = Script("""
+# KEYS: outbox, outq, outc, the bot's rate. ARGV: '{"id":"<item id>"', member, owner, rate interval ms
+# ('' keeps no rate). Returns nil, or the next head with the ms to its rate slot (-1: none reserved).
+OUTBOX_DONE = Script(GCRA + """
 if redis.call('HGET', KEYS[3], ARGV[2]) ~= ARGV[3] then return false end
 local head = redis.call('LINDEX', KEYS[1], 0)
 if head and string.sub(head, 1, #ARGV[1]) == ARGV[1] then redis.call('LPOP', KEYS[1]) end
@@ -122,8 +126,10 @@ local next = redis.call('LINDEX', KEYS[1], 0)
 if not next then
   redis.call('ZREM', KEYS[2], ARGV[2])
   redis.call('HDEL', KEYS[3], ARGV[2])
+  return false
 end
-return next
+if ARGV[4] == '' then return {next, -1} end
+return {next, reserve(KEYS[4], tonumber(ARGV[4]), 0)}
 """)
 
 # KEYS: outbox, outq, outc. ARGV: item id, item json, at, member, owner.
@@ -173,6 +179,11 @@ def _id_first(item: dict[str, Any]) -> dict[str, Any]:
     return item if next(iter(item)) == "id" else {"id": item["id"], **item}
 
 
+def _slot(ms: int) -> float | None:
+    """Seconds to a reserved rate slot; None when the script reserved none."""
+    return None if ms < 0 else ms / 1000
+
+
 def _head_prefix(item_id: str) -> bytes:
     return b'{"id":' + _encode(item_id)
 
@@ -183,10 +194,13 @@ class RedisStore(DialogStore):
     name = "redis"
 
     def __init__(self, url: str, prefix: str = "botflow", clock: Callable[[], float] = time.time,
-                 client: RespClient | None = None) -> None:
+                 client: RespClient | None = None, send_rate: float | None = None) -> None:
+        """`send_rate`: each bot's calls per second; the store then reserves the slot of every send it
+        hands out (SharedRateLimiter's schedule, the same keys), so a send costs no round trip for it."""
         self.client = client or RespClient(url)
         self.keys = Keys(prefix)
         self.clock = clock
+        self.interval = interval_ms(send_rate) if send_rate is not None else ""
 
     async def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
         try:
@@ -223,6 +237,7 @@ class RedisStore(DialogStore):
             repr(write.timer_due) if write.timer_due is not None else "",
             _encode(write.timeline) if write.timeline is not None else "", TIMELINE_CAP, TIMELINE_TTL,
             repr(now + write.outbox_lease), repr(now), len(write.outbox), "1" if write.had_timer else "",
+            self.interval,
         ]
         args.extend(_encode(_id_first(item)) for item in write.outbox)
         for action in write.actions:
@@ -230,10 +245,12 @@ class RedisStore(DialogStore):
             args.append(_encode(action))
         result = await self._run(
             COMMIT, [base + "l", base + "d", base + "t", base + "u:" + (write.dedupe or ""), k.timers,
-                     base + "o", k.outq, k.actq, k.acts, k.outc], args)
+                     base + "o", k.outq, k.actq, k.acts, k.outc, k.rate + bot], args)
         if not result:
             raise LockLost(f"{bot}/{user}")
-        return result == 2
+        if result == 1:
+            return None
+        return Next(write.outbox[0], _slot(result[1]))
 
     async def release(self, bot: str, user: str, token: str, loaded: Loaded) -> None:
         await self._run(RELEASE, [self.keys.user(bot, user) + "l"], [token])
@@ -286,10 +303,11 @@ class RedisStore(DialogStore):
         raw = await self._call("LINDEX", self.keys.user(bot, user) + "o", 0)
         return _decode(raw) if raw is not None else None
 
-    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> dict[str, Any] | None:
-        nxt = await self._run(OUTBOX_DONE, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc],
-                              [_head_prefix(item_id), member(bot, user), owner])
-        return _decode(nxt) if nxt is not None else None
+    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> Next | None:
+        found = await self._run(OUTBOX_DONE, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc,
+                                              self.keys.rate + bot],
+                                [_head_prefix(item_id), member(bot, user), owner, self.interval])
+        return Next(_decode(found[0]), _slot(found[1])) if found else None
 
     async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
         await self._run(OUTBOX_LATER, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc],

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from server.runtime.models import ActionRow, DedupeRow, DialogRow, OutboxQueueRow, OutboxRow, TimelineRow
 from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, TIMELINE_TTL, Claim, DialogStore, Loaded, LockLost,
-    Sample, StoreUnavailable, Write,
+    Next, Sample, StoreUnavailable, Write,
 )
 
 _encode = msgspec.json.encode
@@ -131,7 +131,7 @@ class SqlStore(DialogStore):
         return True
 
     async def _write(self, conn: AsyncConnection, bot: str, user: str, token: str, write: Write,
-                     now: float) -> bool:
+                     now: float) -> Next | None:
         where = self._where(D, bot, user)
         if write.session is None:
             await conn.execute(delete(D).where(where))
@@ -149,7 +149,7 @@ class SqlStore(DialogStore):
             key = _mark(user, write.dedupe)
             await conn.execute(self._insert(U).values(bot_id=bot, key=key, expires_at=expires)
                                .on_conflict_do_update(index_elements=["bot_id", "key"], set_={"expires_at": expires}))
-        claimed = False
+        claimed = None
         if write.outbox:
             await conn.execute(O.insert(), [{"bot_id": bot, "user_id": user, "item_id": item["id"],
                                              "item": _text(item)} for item in write.outbox])
@@ -158,15 +158,16 @@ class SqlStore(DialogStore):
                 # A no-op update locks an existing queue row, so this waits for a sender ending its claim
                 # (outbox_done) instead of seeing a row that sender is about to delete; xmax = 0: inserted.
                 queue = queue.on_conflict_do_update(index_elements=["bot_id", "user_id"], set_={"owner": Q.c.owner})
-                claimed = bool(await conn.scalar(queue.returning(literal_column("(xmax = 0)"))))
+                added = bool(await conn.scalar(queue.returning(literal_column("(xmax = 0)"))))
             else:
-                claimed = (await conn.execute(queue.on_conflict_do_nothing())).rowcount == 1
+                added = (await conn.execute(queue.on_conflict_do_nothing())).rowcount == 1
+            claimed = Next(write.outbox[0]) if added else None
         if write.actions:
             await conn.execute(A.insert(), [{"id": a["id"], "item": _text(a), "next_at": now}
                                             for a in write.actions])
         return claimed
 
-    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> bool:
+    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> Next | None:
         now = self.clock()
         try:
             if not self.postgres:
@@ -300,7 +301,7 @@ class SqlStore(DialogStore):
         return await conn.scalar(query.with_for_update() if self.postgres else query) == owner
 
     @_guarded
-    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> dict[str, Any] | None:
+    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> Next | None:
         async with self._serial(), self.engine.begin() as conn:
             if not await self._owned(conn, bot, user, owner):
                 return None
@@ -312,7 +313,7 @@ class SqlStore(DialogStore):
             if ended.rowcount:
                 return None
             raw = await conn.scalar(select(O.c.item).where(mine).order_by(O.c.id).limit(1))
-            return _decode(raw) if raw is not None else None
+            return Next(_decode(raw)) if raw is not None else None
 
     @_guarded
     async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
