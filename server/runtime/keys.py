@@ -24,6 +24,10 @@ class Keys:
         """The common part of one dialog's keys; the braces keep them in one cluster slot."""
         return f"{self.base}{{{bot}:{user}}}:"
 
+    def marks(self, bot: str, bucket: int) -> str:
+        """The set of a bot's duplicate marks made in one time bucket (see stores.redis.mark)."""
+        return f"{self.base}dd:{bot}:{bucket}"
+
     def dialog_pattern(self, bot: str) -> str:
         """SCAN pattern matching every dialog key of a bot."""
         return f"{self.base}{{{bot}:*}}:d"

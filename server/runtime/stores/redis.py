@@ -1,6 +1,7 @@
 """Production store: one Lua call to lock and load, one to save (replies included) and unlock."""
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any, AsyncIterator, Callable
 
@@ -17,14 +18,18 @@ from server.runtime.stores.resp import RedisError, RespClient, Script
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
 
-# KEYS: lock, dialog, dedupe mark. ARGV: token, lock ms, check dedupe.
+# KEYS: lock, dialog, then the mark sets of the last MARK_BUCKETS buckets. ARGV: token, lock ms, mark ('' none).
 BEGIN = Script("""
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return {1, redis.call('PTTL', KEYS[1])}
 end
-if ARGV[3] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then
-  redis.call('DEL', KEYS[1])
-  return {2}
+if ARGV[3] ~= '' then
+  for i = 3, #KEYS do
+    if redis.call('SISMEMBER', KEYS[i], ARGV[3]) == 1 then
+      redis.call('DEL', KEYS[1])
+      return {2}
+    end
+  end
 end
 return {0, redis.call('GET', KEYS[2])}
 """)
@@ -34,8 +39,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """)
 
-# KEYS: lock, dialog, timeline, dedupe, timers, outbox, outq, actq, acts, outc, the bot's rate.
-# ARGV: token, dialog ('' drops it), ttl, dedupe ('1'), dedupe ttl, member, timer due ('' none),
+# KEYS: lock, dialog, timeline, this bucket's mark set, timers, outbox, outq, actq, acts, outc, the bot's rate.
+# ARGV: token, dialog ('' drops it), ttl, mark ('' none), mark set ttl, member, timer due ('' none),
 #       timeline record ('' none), timeline cap, timeline ttl, claim end, now, n outbox, had timer,
 #       rate interval ms ('' keeps no rate), outbox items..., then action (id, json) pairs.
 # Returns 0 when the lock was lost, 1 when saved, {2, ms to the first send's rate slot or -1} when
@@ -43,7 +48,9 @@ return 0
 COMMIT = Script(GCRA + """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
-if ARGV[4] == '1' then redis.call('SET', KEYS[4], '1', 'EX', ARGV[5]) end
+if ARGV[4] ~= '' and redis.call('SADD', KEYS[4], ARGV[4]) == 1 and redis.call('TTL', KEYS[4]) < 0 then
+  redis.call('EXPIRE', KEYS[4], ARGV[5])
+end
 if ARGV[7] ~= '' then redis.call('ZADD', KEYS[5], ARGV[7], ARGV[6])
 elseif ARGV[14] == '1' or ARGV[2] == '' then redis.call('ZREM', KEYS[5], ARGV[6]) end
 if ARGV[8] ~= '' then
@@ -174,6 +181,18 @@ return {users, oldest}
 """)
 
 
+# Duplicate marks: 12-byte digests in one set per bot per time bucket (a few dozen bytes a mark, against
+# ~120 for a key of its own); a mark counts while its bucket is one of the last MARK_BUCKETS, so it is
+# recognised for at least DEDUPE_TTL (and up to half as long again).
+MARK_BUCKETS = 3
+MARK_BUCKET = DEDUPE_TTL // (MARK_BUCKETS - 1)
+
+
+def mark(user: str, dedupe: str) -> bytes:
+    """A delivery's duplicate mark within its bot: who it came from and its redelivery key, hashed."""
+    return hashlib.blake2b(f"{user}\x00{dedupe}".encode(), digest_size=12).digest()
+
+
 def _id_first(item: dict[str, Any]) -> dict[str, Any]:
     """The item with "id" as its first key (the scripts match the head by its opening bytes)."""
     return item if next(iter(item)) == "id" else {"id": item["id"], **item}
@@ -216,8 +235,10 @@ class RedisStore(DialogStore):
 
     async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None) -> Loaded:
         base = self.keys.user(bot, user)
-        reply = await self._run(BEGIN, [base + "l", base + "d", base + "u:" + (dedupe or "")],
-                                [token, LOCK_MS, "1" if dedupe is not None else ""])
+        now = int(self.clock() // MARK_BUCKET)
+        sets = [self.keys.marks(bot, now - n) for n in range(MARK_BUCKETS)]
+        reply = await self._run(BEGIN, [base + "l", base + "d", *sets],
+                                [token, LOCK_MS, mark(user, dedupe) if dedupe is not None else ""])
         status = reply[0]
         if status == OK:
             raw = reply[1]
@@ -233,7 +254,8 @@ class RedisStore(DialogStore):
         base, k, now = self.keys.user(bot, user), self.keys, self.clock()
         args: list[Any] = [
             token, _encode(write.session) if write.session is not None else "", int(write.ttl),
-            "1" if write.dedupe is not None else "", DEDUPE_TTL, member(bot, user),
+            mark(user, write.dedupe) if write.dedupe is not None else "", MARK_BUCKET * (MARK_BUCKETS + 1),
+            member(bot, user),
             repr(write.timer_due) if write.timer_due is not None else "",
             _encode(write.timeline) if write.timeline is not None else "", TIMELINE_CAP, TIMELINE_TTL,
             repr(now + write.outbox_lease), repr(now), len(write.outbox), "1" if write.had_timer else "",
@@ -244,7 +266,7 @@ class RedisStore(DialogStore):
             args.append(action["id"])
             args.append(_encode(action))
         result = await self._run(
-            COMMIT, [base + "l", base + "d", base + "t", base + "u:" + (write.dedupe or ""), k.timers,
+            COMMIT, [base + "l", base + "d", base + "t", k.marks(bot, int(now // MARK_BUCKET)), k.timers,
                      base + "o", k.outq, k.actq, k.acts, k.outc, k.rate + bot], args)
         if not result:
             raise LockLost(f"{bot}/{user}")
