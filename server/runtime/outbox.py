@@ -22,7 +22,7 @@ from server.runtime.catalog import BotInfo, Catalog
 from server.runtime.loop import repeat
 from server.runtime.max_client import MaxApiError, MaxClient
 from server.runtime.max_format import message_body
-from server.runtime.stores.base import Claim, DialogStore, Next, StoreUnavailable, new_token
+from server.runtime.stores.base import Ack, Claim, DialogStore, Next, StoreUnavailable, new_token
 
 log = logging.getLogger("botflow.runtime.outbox")
 
@@ -62,7 +62,13 @@ SEND_SECONDS = {op: metrics.REPLY_SEND_SECONDS.labels(op=op) for op in ("send", 
 
 
 class Outbox:
-    """Drains users' queues (one sender per user at a time) and posts webhook actions."""
+    """Sends users' queues (one sender per user at a time) and posts webhook actions.
+
+    A user's queue is sent from here as a chain: the committer's sends, then whatever later commits
+    queued behind them, until the queue is empty or a send must wait for a retry. With a store that
+    batches acks, a sent item is acknowledged together with other users' in one call per event-loop
+    pass, and the chain goes on from that call's answer.
+    """
 
     def __init__(self, store: DialogStore, catalog: Catalog, send: Callable[..., Any], http: httpx.AsyncClient,
                  limiter: Any, *, clock: Callable[[], float] = time.time, interval: float = 0.5) -> None:
@@ -74,9 +80,12 @@ class Outbox:
         self.clock = clock
         self.interval = interval
         self.owner = new_token()  # claims this replica's poller takes
-        self.working: dict[tuple[str, str], str] = {}  # claims held here -> their owner token
+        self.working: dict[tuple[str, str], str] = {}  # chains running here -> their claim's owner token
+        self._ends: dict[tuple[str, str], asyncio.Future[None]] = {}  # resolved when a chain ends
+        self._acks: dict[tuple[str, str], tuple[str, list[str]]] = {}  # sent, not yet acknowledged
+        self._flushing = False
+        self._active: set[tuple[str, str]] = set()  # users with a drain sending right now
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._draining: dict[tuple[str, str], asyncio.Task[Any]] = {}  # users whose queue is sent from here
         self._counters: dict[tuple[str, str], Any] = {}  # metric children, looked up once per label set
 
     def _count(self, bot: str, result: str) -> None:
@@ -85,31 +94,40 @@ class Outbox:
             child = self._counters[(bot, result)] = metrics.REPLIES.labels(bot=bot, result=result)
         child.inc()
 
-    def _spawn(self, coro: Any, key: tuple[str, str] | None = None) -> asyncio.Task[Any]:
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        if key is not None:
-            self._draining[key] = task
-            task.add_done_callback(lambda done: self._draining.pop(key, None) if self._draining.get(key) is done
-                                   else None)
         return task
 
-    async def start(self, bot: BotInfo, user: str, owner: str, first: Next, wait: float) -> None:
-        """Send a user's queue, `first` at its head, now (the caller holds the claim as `owner`).
+    def _begin_chain(self, key: tuple[str, str], owner: str) -> None:
+        self.working[key] = owner
+        if key not in self._ends:
+            self._ends[key] = asyncio.get_running_loop().create_future()
 
-        Waits at most `wait` seconds for it; the sends go on after that on their own.
+    def _end_chain(self, key: tuple[str, str], owner: str) -> None:
+        if self.working.get(key) == owner:
+            del self.working[key]
+            end = self._ends.pop(key, None)
+            if end is not None and not end.done():
+                end.set_result(None)
+
+    async def start(self, bot: BotInfo, user: str, owner: str, first: Next, wait: float) -> None:
+        """Send a commit's queue (`first`, then `first.more`) now; the caller holds the claim as `owner`.
+
+        Waits at most `wait` seconds for those sends; they go on after that on their own.
         """
-        task = self._spawn(self._drain(bot.id, user, owner, first=first), (bot.id, user))
+        self._begin_chain((bot.id, user), owner)
+        task = self._spawn(self._drain(bot.id, user, owner, first=first))
         if wait > 0:
             await asyncio.wait((task,), timeout=wait)
 
     async def settle(self, bot_id: str, user: str, wait: float) -> None:
-        """Wait at most `wait` seconds for this replica's sender of the user's queue, if there is one
-        (a turn whose replies queued behind that sender's)."""
-        task = self._draining.get((bot_id, user))
-        if task is not None and wait > 0:
-            await asyncio.wait((task,), timeout=wait)
+        """Wait at most `wait` seconds for this replica's chain of the user's queue, if there is one
+        (a turn whose replies queued behind that chain's)."""
+        end = self._ends.get((bot_id, user))
+        if end is not None and wait > 0:
+            await asyncio.wait((end,), timeout=wait)
 
     async def send_now(self, bot: BotInfo, item: dict[str, Any]) -> None:
         """A call nothing depends on (a duplicate press acknowledged again): not queued, failures logged."""
@@ -134,30 +152,80 @@ class Outbox:
     async def pass_once(self) -> None:
         now = self.clock()
         for claim in await self.store.outbox_claim(now, LEASE, self.owner):
-            self._spawn(self._drain(claim.bot, claim.user, self.owner, claim), (claim.bot, claim.user))
+            self._begin_chain((claim.bot, claim.user), self.owner)
+            self._spawn(self._drain(claim.bot, claim.user, self.owner, claim))
         for item in await self.store.actions_due(now, ACTION_LEASE):
             self._spawn(self._action(item))
 
     async def stop(self, grace: float = 3.0) -> None:
         """Give sends in flight `grace` seconds, then stop them: what they leave is committed and resumed
         by another replica (or this one after a restart) once its claim lapses."""
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=grace)
+        deadline = time.monotonic() + grace
+        while (self._tasks or self._acks) and time.monotonic() < deadline:
+            if self._tasks:
+                await asyncio.wait(list(self._tasks), timeout=max(0.0, deadline - time.monotonic()))
+            if self._acks and not self._flushing:
+                await self._flush()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
+    def _ack_later(self, key: tuple[str, str], owner: str, item_id: str) -> None:
+        """Queue the ack of a sent item for this pass's batch."""
+        pending = self._acks.get(key)
+        if pending is None:
+            self._acks[key] = (owner, [item_id])
+        else:
+            pending[1].append(item_id)
+        if not self._flushing:
+            self._flushing = True
+            asyncio.get_running_loop().call_soon(lambda: self._spawn(self._flush()))
+
+    async def _flush(self) -> None:
+        """Acknowledge every pending sent item in one store call; chains with more to send go on."""
+        acks, self._acks = self._acks, {}
+        try:
+            more = await self.store.outbox_acks([Ack(b, u, owner, tuple(ids)) for (b, u), (owner, ids) in acks.items()])
+        except StoreUnavailable as exc:
+            metrics.STORE_ERRORS.labels(store=self.store.name).inc()
+            log.warning("outbox acks paused, storage unreachable: %s", exc,
+                        extra={"event": "outbox_paused", "outcome": "store_error"})
+            for key, (owner, ids) in acks.items():  # keep them; the claims lapse if this lasts
+                self._acks.setdefault(key, (owner, []))[1][:0] = ids
+            await asyncio.sleep(0.5)
+            more = None
+        finally:
+            self._flushing = False
+            if self._acks:
+                self._flushing = True
+                asyncio.get_running_loop().call_soon(lambda: self._spawn(self._flush()))
+        if more is None:
+            return
+        going = {(bot, user): nxt for bot, user, nxt in more}
+        for key, (owner, _) in acks.items():
+            nxt = going.get(key)
+            if nxt is None:
+                self._end_chain(key, owner)
+            elif self.working.get(key) == owner and key not in self._active and key not in self._acks:
+                # Nothing else carries this chain on: a drain still sending, or acks after these, decide later.
+                self._spawn(self._drain(key[0], key[1], owner, first=nxt))
+
     async def _drain(self, bot_id: str, user: str, owner: str, claim: Claim | None = None,
                      first: Next | None = None) -> None:
-        """Send one user's queue head first; stop at a retry, so order holds."""
+        """Send the user's queue from its head; stop at a retry, so order holds."""
         key = (bot_id, user)
-        self.working[key] = owner
+        batched = self.store.batches_acks
+        ended = True
+        self._active.add(key)
         try:
             if first is None:
                 head = await self.store.outbox_head(bot_id, user)
                 first = Next(head) if head is not None else await self.store.outbox_done(bot_id, user, "", owner)
-            sending = first
-            while sending is not None:
+            known = [first, *first.more] if first is not None else []
+            position = 0
+            while position < len(known):
+                sending = known[position]
+                position += 1
                 item = sending.item
                 bot = await self.catalog.bot(bot_id)
                 if claim is not None and claim.taken_over:
@@ -174,18 +242,36 @@ class Outbox:
                 else:
                     outcome, wait = await self._deliver(bot, item, user, sending.wait)
                 if outcome == RETRY:
+                    if key in self._acks:  # what went out before it must leave the queue first
+                        await self._flush_one(key)
                     item["attempts"] = item.get("attempts", 0) + 1
+                    ended = True
                     await self.store.outbox_later(bot_id, user, item,
                                                   self.clock() + max(wait, backoff(item["attempts"])), owner)
                     return
-                sending = await self.store.outbox_done(bot_id, user, item["id"], owner)
+                if batched:
+                    self._ack_later(key, owner, item["id"])
+                    ended = False  # the batch's answer ends the chain or carries it on
+                elif position == len(known):
+                    following = await self.store.outbox_done(bot_id, user, item["id"], owner)
+                    if following is not None:
+                        known.append(following)
+                elif await self.store.outbox_done(bot_id, user, item["id"], owner) is None:
+                    return  # the claim moved on (it lapsed): the new claimer sends the rest
         except StoreUnavailable as exc:  # the claim lapses; this or another replica resumes after LEASE
             metrics.STORE_ERRORS.labels(store=self.store.name).inc()
             log.warning("outbox paused, storage unreachable: %s", exc,
                         extra={"event": "outbox_paused", "bot": bot_id, "user": user, "outcome": "store_error"})
+            ended = True
         finally:
-            if self.working.get(key) == owner:
-                del self.working[key]
+            self._active.discard(key)
+            if ended:
+                self._end_chain(key, owner)
+
+    async def _flush_one(self, key: tuple[str, str]) -> None:
+        """Acknowledge one user's pending sent items now (before its head is rescheduled)."""
+        owner, ids = self._acks.pop(key)
+        await self.store.outbox_acks([Ack(key[0], key[1], owner, tuple(ids))])
 
     async def _deliver(self, bot: BotInfo, item: dict[str, Any], user: str | None = None,
                        slot: float | None = None) -> tuple[str, float]:

@@ -66,6 +66,17 @@ class Next:
 
     item: dict[str, Any]
     wait: float | None = None
+    more: tuple[Next, ...] = ()  # from a commit: the write's other sends, in order, after this one
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    """Sends of one user's queue that went out, to drop from its head (`outbox_acks`)."""
+
+    bot: str
+    user: str
+    owner: str
+    ids: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +106,8 @@ class DialogStore(ABC):
     """
 
     name = "store"  # the `store` label of the store's metrics
+    # True when `outbox_acks` drops many users' sent items in one call, so senders batch their acks.
+    batches_acks = False
 
     @abstractmethod
     async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None) -> Loaded:
@@ -154,6 +167,17 @@ class DialogStore(ABC):
 
         With nothing left the claim ends; a commit that queues later replies makes its turn the new claimer.
         """
+
+    async def outbox_acks(self, acks: list[Ack]) -> list[tuple[str, str, Next]]:
+        """`outbox_done` for many users at once; (bot, user, next send) for those whose queue goes on."""
+        more = []
+        for ack in acks:
+            found = None
+            for item_id in ack.ids:
+                found = await self.outbox_done(ack.bot, ack.user, item_id, ack.owner)
+            if found is not None:
+                more.append((ack.bot, ack.user, found))
+        return more
 
     @abstractmethod
     async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:

@@ -82,7 +82,7 @@ class MemoryStore(DialogStore):
             self._outbox.setdefault(key, deque()).extend(copy.deepcopy(write.outbox))
             if key not in self._outq:
                 self._outq[key], self._owners[key] = now + write.outbox_lease, token
-                claimed = Next(copy.deepcopy(write.outbox[0]))
+                claimed = Next(copy.deepcopy(write.outbox[0]), more=tuple(Next(copy.deepcopy(i)) for i in write.outbox[1:]))
         for action in write.actions:
             self._actions[action["id"]] = (copy.deepcopy(action), now)
         del self._locks[key]

@@ -11,7 +11,7 @@ from server.runtime.keys import Keys, member, split_member
 from server.runtime.ratelimit import GCRA, interval_ms
 from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, TIMELINE_TTL, Claim, DialogStore, Loaded, LockLost,
-    Next, Sample, StoreUnavailable, Write,
+    Ack, Next, Sample, StoreUnavailable, Write,
 )
 from server.runtime.stores.resp import RedisError, RespClient, Script
 
@@ -66,7 +66,8 @@ if n > 0 then
   if redis.call('ZADD', KEYS[7], 'NX', ARGV[11], ARGV[6]) == 1 then
     redis.call('HSET', KEYS[10], ARGV[6], ARGV[1])
     result = {2, -1}
-    if ARGV[15] ~= '' then result[2] = reserve(KEYS[11], tonumber(ARGV[15]), 0) end
+    -- one slot per queued send: the first waits for the returned time, the k-th k intervals longer
+    if ARGV[15] ~= '' then result[2] = reserve(KEYS[11], tonumber(ARGV[15]) * n, 0) end
   end
 end
 for i = 16 + n, #ARGV, 2 do
@@ -149,6 +150,39 @@ redis.call('HDEL', KEYS[3], ARGV[4])
 return 1
 """)
 
+# Many users' sent items dropped at once. KEYS: outq, outc. ARGV: user key prefix, rate key prefix, rate
+# interval ms ('' none), then per user: bot, user, owner, n, n head prefixes ('{"id":"<item id>"').
+# Returns bot, user, next head, ms to its rate slot (-1: none) for every user whose queue goes on.
+OUTBOX_ACKS = Script(GCRA + """
+local out = {}
+local i = 4
+while i <= #ARGV do
+  local bot, user, owner, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
+  local m = bot .. '|' .. user
+  local list = ARGV[1] .. '{' .. bot .. ':' .. user .. '}:o'
+  if redis.call('HGET', KEYS[2], m) == owner then
+    for j = i + 4, i + 3 + n do
+      local head = redis.call('LINDEX', list, 0)
+      if head and string.sub(head, 1, #ARGV[j]) == ARGV[j] then redis.call('LPOP', list) end
+    end
+    local nxt = redis.call('LINDEX', list, 0)
+    if nxt then
+      local wait = -1
+      if ARGV[3] ~= '' then wait = reserve(ARGV[2] .. bot, tonumber(ARGV[3]), 0) end
+      out[#out + 1] = bot
+      out[#out + 1] = user
+      out[#out + 1] = nxt
+      out[#out + 1] = wait
+    else
+      redis.call('ZREM', KEYS[1], m)
+      redis.call('HDEL', KEYS[2], m)
+    end
+  end
+  i = i + 4 + n
+end
+return out
+""")
+
 # Claim due members of a zset by pushing their score to the lease end: one caller gets each.
 CLAIM = Script("""
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
@@ -211,6 +245,7 @@ class RedisStore(DialogStore):
     """Dialogs under `<prefix>:v1:{bot:user}:*`; timers, outbox queue and actions in shared sorted sets."""
 
     name = "redis"
+    batches_acks = True
 
     def __init__(self, url: str, prefix: str = "botflow", clock: Callable[[], float] = time.time,
                  client: RespClient | None = None, send_rate: float | None = None) -> None:
@@ -220,6 +255,7 @@ class RedisStore(DialogStore):
         self.keys = Keys(prefix)
         self.clock = clock
         self.interval = interval_ms(send_rate) if send_rate is not None else ""
+        self.interval_s = 1.0 / send_rate if send_rate is not None else 0.0
 
     async def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
         try:
@@ -272,7 +308,10 @@ class RedisStore(DialogStore):
             raise LockLost(f"{bot}/{user}")
         if result == 1:
             return None
-        return Next(write.outbox[0], _slot(result[1]))
+        first = _slot(result[1])
+        more = tuple(Next(item, None if first is None else first + k * self.interval_s)
+                     for k, item in enumerate(write.outbox[1:], 1))
+        return Next(write.outbox[0], first, more)
 
     async def release(self, bot: str, user: str, token: str, loaded: Loaded) -> None:
         await self._run(RELEASE, [self.keys.user(bot, user) + "l"], [token])
@@ -330,6 +369,16 @@ class RedisStore(DialogStore):
                                               self.keys.rate + bot],
                                 [_head_prefix(item_id), member(bot, user), owner, self.interval])
         return Next(_decode(found[0]), _slot(found[1])) if found else None
+
+    async def outbox_acks(self, acks: list[Ack]) -> list[tuple[str, str, Next]]:
+        if not acks:
+            return []
+        args: list[Any] = [self.keys.base, self.keys.rate, self.interval]
+        for ack in acks:
+            args += [ack.bot, ack.user, ack.owner, len(ack.ids), *(_head_prefix(i) for i in ack.ids)]
+        found = await self._run(OUTBOX_ACKS, [self.keys.outq, self.keys.outc], args)
+        return [(found[i].decode(), found[i + 1].decode(), Next(_decode(found[i + 2]), _slot(found[i + 3])))
+                for i in range(0, len(found), 4)]
 
     async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
         await self._run(OUTBOX_LATER, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc],

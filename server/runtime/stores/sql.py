@@ -161,7 +161,7 @@ class SqlStore(DialogStore):
                 added = bool(await conn.scalar(queue.returning(literal_column("(xmax = 0)"))))
             else:
                 added = (await conn.execute(queue.on_conflict_do_nothing())).rowcount == 1
-            claimed = Next(write.outbox[0]) if added else None
+            claimed = Next(write.outbox[0], more=tuple(Next(i) for i in write.outbox[1:])) if added else None
         if write.actions:
             await conn.execute(A.insert(), [{"id": a["id"], "item": _text(a), "next_at": now}
                                             for a in write.actions])
