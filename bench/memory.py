@@ -6,7 +6,8 @@ Without --redis-url it starts a private redis-server on a free port (no persiste
 moves only with our keys. It prints the `used_memory` delta per dialog and a breakdown of the keys by
 kind (MEMORY USAGE, which counts each key's own allocation: the delta also holds the keyspace's
 dictionary growth). The turns run through the live path: Dispatcher.handle with the Redis store and
-the outbox, replies recorded instead of sent.
+the outbox, replies recorded instead of sent; timeline records are moved on to a SQLite database as the
+app moves them to its own, before the measurement.
 """
 from __future__ import annotations
 
@@ -81,7 +82,13 @@ async def measure(url: str, users: int) -> dict[str, Any]:
         nonlocal sent
         sent += 1
 
-    store = RedisStore(url, prefix=PREFIX)
+    from server.db.engine import make_engine
+    from server.db.migrate import upgrade_blocking
+
+    database = f"sqlite+aiosqlite:///{tempfile.mkdtemp(prefix='botflow-memory-')}/timeline.db"
+    await asyncio.to_thread(upgrade_blocking, database)
+    engine = make_engine(database)
+    store = RedisStore(url, prefix=PREFIX, timeline_db=engine)  # records move on to the database, as served
     catalog = Catalog(load_bot, load_document)
     outbox = Outbox(store, catalog, send, None, RateLimiter(1e9))  # type: ignore[arg-type]
     dispatcher = Dispatcher(store, catalog, outbox)
@@ -102,6 +109,8 @@ async def measure(url: str, users: int) -> dict[str, Any]:
     started = time.perf_counter()
     await asyncio.gather(*(dialog(1000 + n) for n in range(users)))
     await outbox.stop()
+    while await store.move_timeline() > 0:  # what the app's background move does every 0.5 s
+        pass
     elapsed = time.perf_counter() - started
     after = (await redis.info("memory"))["used_memory"]
     by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -111,6 +120,7 @@ async def measure(url: str, users: int) -> dict[str, Any]:
         entry[0] += 1
         entry[1] += size
     await store.close()
+    await engine.dispose()
     await redis.aclose()
     return {"users": users, "seconds": round(elapsed, 2), "replies_sent": sent,
             "used_memory_delta": after - before, "bytes_per_dialog": round((after - before) / users, 1),

@@ -8,7 +8,7 @@ FORMAT_VERSION = "v1"
 class Keys:
     """Builds every key the runtime uses under one prefix (tests pass a unique prefix)."""
 
-    __slots__ = ("base", "timers", "outq", "outc", "actq", "acts", "rate", "channel")
+    __slots__ = ("base", "timers", "outq", "outc", "actq", "acts", "rate", "timeline", "mover", "channel")
 
     def __init__(self, prefix: str = "botflow") -> None:
         self.base = f"{prefix}:{FORMAT_VERSION}:"
@@ -17,6 +17,8 @@ class Keys:
         self.outc = self.base + "outc"  # hash: member -> owner token of the claim on that user's outbox
         self.actq = self.base + "actq"  # zset: action id -> next attempt
         self.acts = self.base + "acts"  # hash: action id -> action JSON
+        self.timeline = self.base + "tl"  # stream: timeline records on their way to the database
+        self.mover = self.base + "tl:mover"  # string, PX: the replica moving the stream right now
         self.rate = self.base + "rate:"  # + bot: string, the bot's shared send schedule (GCRA)
         self.channel = self.base + "publish"  # pub/sub: publications and bot changes
 

@@ -11,6 +11,7 @@ from server.runtime import publish_sessions
 from server.runtime.catalog import Catalog, db_loaders
 from server.runtime.dispatch import Dispatcher
 from server.runtime.keys import Keys
+from server.runtime.loop import repeat
 from server.runtime.max_client import SEND_TIMEOUT, MaxClient
 from server.runtime.notifier import Notifier
 from server.runtime.outbox import ACTION_TIMEOUT, MaxSender, Outbox
@@ -21,16 +22,19 @@ from server.runtime.transport import LeanClient, make_client
 
 log = logging.getLogger("botflow.runtime")
 
-GC_YOUNG = 5000  # allocations between young-generation collections
+GC_YOUNG = 5000
+TIMELINE_EVERY = 0.5  # seconds between moves of timeline records from Redis to the database  # allocations between young-generation collections
 
 
 def make_store(redis_url: str | None, engine: Any, prefix: str, send_rate: float | None = None) -> DialogStore:
-    """Redis when configured (reserving each bot's send slots at `send_rate`), else the app's database."""
+    """Redis when configured (reserving each bot's send slots at `send_rate`, timelines moved to the
+    app's database), else the app's database."""
     if redis_url:
         from server.runtime.stores.redis import RedisStore
         from server.runtime.stores.resp import connect
 
-        return RedisStore(redis_url, prefix=prefix, client=connect(redis_url), send_rate=send_rate)
+        return RedisStore(redis_url, prefix=prefix, client=connect(redis_url), send_rate=send_rate,
+                          timeline_db=engine)
     from server.runtime.stores.sql import SqlStore
 
     return SqlStore(engine)
@@ -60,7 +64,8 @@ class Runtime:
 
     async def start(self) -> None:
         self._tasks = [asyncio.create_task(loop) for loop in (
-            self.timers.run(), self.timers.hold(), self.outbox.run(), self.outbox.hold(), self.dispatcher.keep_locks())]
+            self.timers.run(), self.timers.hold(), self.outbox.run(), self.outbox.hold(), self.dispatcher.keep_locks(),
+            repeat("timeline", self._move_timeline, TIMELINE_EVERY, log))]
         if self.notifier is not None:
             await self.notifier.start()
 
@@ -75,6 +80,10 @@ class Runtime:
         await self.client.aclose()
         await self.max_http.aclose()
         await self.store.close()
+
+    async def _move_timeline(self) -> None:
+        while await self.store.move_timeline() > 0:
+            pass
 
     async def published(self, bot_id: str, flow_id: str, version: int, sessions: str = "keep") -> int:
         """A publication committed: every replica serves it now; reset/migrate running dialogs."""

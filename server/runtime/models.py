@@ -32,6 +32,8 @@ class TimelineRow(Base):
     user_id: Mapped[str] = mapped_column(String(64))
     at: Mapped[float] = mapped_column(Float, index=True)
     record: Mapped[str] = mapped_column(Text)
+    # The Redis stream entry it was moved from (None for the SQL store's own records): moving twice is harmless.
+    stream_id: Mapped[str | None] = mapped_column(String(40), nullable=True, unique=True)
 
 
 class DedupeRow(Base):

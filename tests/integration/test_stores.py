@@ -42,8 +42,9 @@ async def store(request, tmp_path) -> AsyncIterator[DialogStore]:
     elif kind == "postgres":
         engine = make_engine(request.getfixturevalue("pg_url"))
         made = SqlStore(engine, clock)
-    else:
-        made = RedisStore(REDIS_URL, prefix=request.getfixturevalue("redis_prefix"), clock=clock)
+    else:  # timelines move on to a database (moved by hand here: `move_timeline`)
+        engine = make_engine(request.getfixturevalue("sqlite_url"))
+        made = RedisStore(REDIS_URL, prefix=request.getfixturevalue("redis_prefix"), clock=clock, timeline_db=engine)
     made.kind = kind  # type: ignore[attr-defined]
     made.test_clock = clock  # type: ignore[attr-defined]
     yield made
@@ -151,9 +152,16 @@ async def test_an_idle_dialog_expires_after_its_ttl(store: DialogStore, bot: str
 
 
 async def test_timeline_records_come_back_oldest_first(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
     for n in range(3):
-        await save(store, bot, "4", Write(dialog("s"), timeline={"n": n, "entries": [["update", "s", None, str(n)]]}))
+        await save(store, bot, "4", Write(dialog("s"), timeline={"t": now + n, "n": n, "e": [["message", "s", None, str(n)]]}))
     assert [r["n"] for r in await store.timeline(bot, "4")] == [0, 1, 2]
+    await store.move_timeline()  # Redis: the records go on to the database; nothing changes for a reader
+    await save(store, bot, "4", Write(dialog("s"), timeline={"t": now + 3, "n": 3, "e": []}))
+    assert [r["n"] for r in await store.timeline(bot, "4")] == [0, 1, 2, 3]
+    await store.move_timeline()
+    assert await store.move_timeline() == 0
+    assert [r["n"] for r in await store.timeline(bot, "4")] == [0, 1, 2, 3]
     assert await store.timeline(bot, "nobody") == []
 
 

@@ -199,6 +199,10 @@ class DialogStore(ABC):
     async def sample(self, dialogs: bool = True) -> Sample:
         """Gauges for /metrics; `dialogs=False` skips the per-version count (a scan on Redis)."""
 
+    async def move_timeline(self, limit: int = 2000) -> int:
+        """Move timeline records from a staging area to their long-term place; how many moved."""
+        return 0
+
     async def sweep(self, now: float) -> None:
         """Forget expired rows where the storage has no expiry of its own."""
 

@@ -6,17 +6,27 @@ import time
 from typing import Any, AsyncIterator, Callable
 
 import msgspec
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.runtime.keys import Keys, member, split_member
 from server.runtime.ratelimit import GCRA, interval_ms
 from server.runtime.stores.base import (
-    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, TIMELINE_TTL, Claim, DialogStore, Loaded, LockLost,
+    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Claim, DialogStore, Loaded, LockLost,
     Ack, Next, Sample, StoreUnavailable, Write,
 )
+from server.runtime.stores import timeline_rows
 from server.runtime.stores.resp import RedisError, RespClient, Script
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
+_pack = msgspec.msgpack.encode
+_unpack = msgspec.msgpack.decode
+
+
+def _dialog(raw: bytes) -> dict[str, Any]:
+    """A stored dialog: MessagePack (a quarter smaller than JSON), or JSON as written before."""
+    return _decode(raw) if raw[:1] == b"{" else _unpack(raw)
 
 # KEYS: lock, dialog, then the mark sets of the last MARK_BUCKETS buckets. ARGV: token, lock ms, mark ('' none).
 BEGIN = Script("""
@@ -39,9 +49,10 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """)
 
-# KEYS: lock, dialog, timeline, this bucket's mark set, timers, outbox, outq, actq, acts, outc, the bot's rate.
+# KEYS: lock, dialog, timeline stream, this bucket's mark set, timers, outbox, outq, actq, acts, outc,
+#       the bot's rate.
 # ARGV: token, dialog ('' drops it), ttl, mark ('' none), mark set ttl, member, timer due ('' none),
-#       timeline record ('' none), timeline cap, timeline ttl, claim end, now, n outbox, had timer,
+#       timeline record ('' none), stream max length, (unused), claim end, now, n outbox, had timer,
 #       rate interval ms ('' keeps no rate), outbox items..., then action (id, json) pairs.
 # Returns 0 when the lock was lost, 1 when saved, {2, ms to the first send's rate slot or -1} when
 # saved and the caller now holds the outbox claim.
@@ -54,10 +65,7 @@ end
 if ARGV[7] ~= '' then redis.call('ZADD', KEYS[5], ARGV[7], ARGV[6])
 elseif ARGV[14] == '1' or ARGV[2] == '' then redis.call('ZREM', KEYS[5], ARGV[6]) end
 if ARGV[8] ~= '' then
-  local size = redis.call('RPUSH', KEYS[3], ARGV[8])
-  if size > tonumber(ARGV[9]) then redis.call('LTRIM', KEYS[3], -tonumber(ARGV[9]), -1) end
-  -- refreshed on a new timeline and every 16th record: cheap, and an active user's timeline never lapses
-  if size % 16 == 1 then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[9], '*', 'm', ARGV[6], 'r', ARGV[8])
 end
 local n = tonumber(ARGV[13])
 local result = 1
@@ -215,6 +223,11 @@ return {users, oldest}
 """)
 
 
+# Timeline records pass through one stream on their way to the database, so an idle dialog keeps no
+# timeline in Redis. Should the database stay away, the stream keeps the newest STREAM_MAX records.
+STREAM_MAX = 1_000_000
+STREAM_READ = 10_000  # records not yet moved that a timeline read looks through
+
 # Duplicate marks: 12-byte digests in one set per bot per time bucket (a few dozen bytes a mark, against
 # ~120 for a key of its own); a mark counts while its bucket is one of the last MARK_BUCKETS, so it is
 # recognised for at least DEDUPE_TTL (and up to half as long again).
@@ -248,9 +261,15 @@ class RedisStore(DialogStore):
     batches_acks = True
 
     def __init__(self, url: str, prefix: str = "botflow", clock: Callable[[], float] = time.time,
-                 client: RespClient | None = None, send_rate: float | None = None) -> None:
+                 client: RespClient | None = None, send_rate: float | None = None,
+                 timeline_db: AsyncEngine | None = None) -> None:
         """`send_rate`: each bot's calls per second; the store then reserves the slot of every send it
-        hands out (SharedRateLimiter's schedule, the same keys), so a send costs no round trip for it."""
+        hands out (SharedRateLimiter's schedule, the same keys), so a send costs no round trip for it.
+
+        `timeline_db`: the database timeline records are moved to (`move_timeline`); without it they stay
+        in the stream (tests, benchmarks), which keeps at most STREAM_MAX of them.
+        """
+        self.timeline_db = timeline_db
         self.client = client or RespClient(url)
         self.keys = Keys(prefix)
         self.clock = clock
@@ -278,7 +297,7 @@ class RedisStore(DialogStore):
         status = reply[0]
         if status == OK:
             raw = reply[1]
-            return Loaded(OK, _decode(raw) if raw is not None else None)
+            return Loaded(OK, _dialog(raw) if raw is not None else None)
         if status == BUSY:
             return Loaded(BUSY, retry_ms=max(int(reply[1]), 1))
         return Loaded(DUPLICATE)
@@ -289,11 +308,11 @@ class RedisStore(DialogStore):
     async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> bool:
         base, k, now = self.keys.user(bot, user), self.keys, self.clock()
         args: list[Any] = [
-            token, _encode(write.session) if write.session is not None else "", int(write.ttl),
+            token, _pack(write.session) if write.session is not None else "", int(write.ttl),
             mark(user, write.dedupe) if write.dedupe is not None else "", MARK_BUCKET * (MARK_BUCKETS + 1),
             member(bot, user),
             repr(write.timer_due) if write.timer_due is not None else "",
-            _encode(write.timeline) if write.timeline is not None else "", TIMELINE_CAP, TIMELINE_TTL,
+            _encode(write.timeline) if write.timeline is not None else "", STREAM_MAX, "",
             repr(now + write.outbox_lease), repr(now), len(write.outbox), "1" if write.had_timer else "",
             self.interval,
         ]
@@ -302,7 +321,7 @@ class RedisStore(DialogStore):
             args.append(action["id"])
             args.append(_encode(action))
         result = await self._run(
-            COMMIT, [base + "l", base + "d", base + "t", k.marks(bot, int(now // MARK_BUCKET)), k.timers,
+            COMMIT, [base + "l", base + "d", k.timeline, k.marks(bot, int(now // MARK_BUCKET)), k.timers,
                      base + "o", k.outq, k.actq, k.acts, k.outc, k.rate + bot], args)
         if not result:
             raise LockLost(f"{bot}/{user}")
@@ -318,11 +337,51 @@ class RedisStore(DialogStore):
 
     async def session(self, bot: str, user: str) -> dict[str, Any] | None:
         raw = await self._call("GET", self.keys.user(bot, user) + "d")
-        return _decode(raw) if raw is not None else None
+        return _dialog(raw) if raw is not None else None
 
     async def timeline(self, bot: str, user: str) -> list[dict[str, Any]]:
-        rows = await self._call("LRANGE", self.keys.user(bot, user) + "t", 0, -1)
-        return [_decode(row) for row in rows]
+        """Records moved to the database, then those still in the stream, oldest first."""
+        records, moved = [], set()
+        if self.timeline_db is not None:
+            try:
+                async with self.timeline_db.connect() as conn:
+                    rows = await timeline_rows.read(conn, bot, user)
+            except (DBAPIError, OSError, TimeoutError) as exc:
+                raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
+            for stream_id, record in rows:
+                moved.add(stream_id)
+                records.append(_decode(record))
+        wanted = member(bot, user).encode()
+        for stream_id, fields in await self._call("XRANGE", self.keys.timeline, "-", "+", "COUNT", STREAM_READ):
+            if fields[1] == wanted and stream_id.decode() not in moved:
+                records.append(_decode(fields[3]))
+        return records[-TIMELINE_CAP:]
+
+    async def move_timeline(self, limit: int = 2000) -> int:
+        """Move the oldest stream records into the database (one replica at a time); how many moved."""
+        if self.timeline_db is None:
+            return 0
+        if not await self._call("SET", self.keys.mover, "1", "NX", "PX", 5000):
+            return 0  # another replica is moving: a record inserted twice would be stored once anyway
+        try:
+            entries = await self._call("XRANGE", self.keys.timeline, "-", "+", "COUNT", limit)
+            if not entries:
+                return 0
+            rows = []
+            for stream_id, fields in entries:
+                bot, user = split_member(fields[1].decode())
+                record = fields[3].decode()
+                rows.append({"bot_id": bot, "user_id": user, "at": _decode(record)["t"], "record": record,
+                             "stream_id": stream_id.decode()})
+            try:
+                async with self.timeline_db.begin() as conn:
+                    await timeline_rows.append(conn, rows)
+            except (DBAPIError, OSError, TimeoutError) as exc:
+                raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
+            await self._call("XDEL", self.keys.timeline, *(stream_id for stream_id, _ in entries))
+            return len(entries)
+        finally:
+            await self._call("DEL", self.keys.mover)
 
     async def _dialog_keys(self, pattern: str) -> AsyncIterator[bytes]:
         cursor = b"0"
@@ -414,8 +473,17 @@ class RedisStore(DialogStore):
             return
         for key, raw in zip(keys, await self._call("MGET", *keys)):
             if raw is not None:
-                label = (self.keys.parse_dialog(key.decode())[0], str(_decode(raw).get("version")))
+                label = (self.keys.parse_dialog(key.decode())[0], str(_dialog(raw).get("version")))
                 found.dialogs[label] = found.dialogs.get(label, 0) + 1
+
+    async def sweep(self, now: float) -> None:
+        """Forget moved timeline records older than TIMELINE_TTL (Redis expires everything else itself)."""
+        if self.timeline_db is not None:
+            try:
+                async with self.timeline_db.begin() as conn:
+                    await timeline_rows.sweep(conn, now)
+            except (DBAPIError, OSError, TimeoutError) as exc:
+                raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
 
     async def ping(self) -> None:
         try:

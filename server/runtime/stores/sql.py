@@ -15,9 +15,10 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from server.runtime.stores import timeline_rows
 from server.runtime.models import ActionRow, DedupeRow, DialogRow, OutboxQueueRow, OutboxRow, TimelineRow
 from server.runtime.stores.base import (
-    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, TIMELINE_TTL, Claim, DialogStore, Loaded, LockLost,
+    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, Claim, DialogStore, Loaded, LockLost,
     Next, Sample, StoreUnavailable, Write,
 )
 
@@ -140,10 +141,8 @@ class SqlStore(DialogStore):
             await conn.execute(self._insert(D).values(bot_id=bot, user_id=user, **values)
                                .on_conflict_do_update(index_elements=["bot_id", "user_id"], set_=values))
         if write.timeline is not None:
-            await conn.execute(T.insert().values(bot_id=bot, user_id=user, at=now, record=_text(write.timeline)))
-            oldest_kept = (select(T.c.id).where(self._where(T, bot, user)).order_by(T.c.id.desc())
-                           .offset(TIMELINE_CAP - 1).limit(1).scalar_subquery())
-            await conn.execute(delete(T).where(self._where(T, bot, user) & (T.c.id < oldest_kept)))
+            await timeline_rows.append(conn, [{"bot_id": bot, "user_id": user, "at": now,
+                                               "record": _text(write.timeline)}])
         if write.dedupe is not None:
             expires = now + DEDUPE_TTL
             key = _mark(user, write.dedupe)
@@ -215,8 +214,7 @@ class SqlStore(DialogStore):
     @_guarded
     async def timeline(self, bot: str, user: str) -> list[dict[str, Any]]:
         async with self.engine.connect() as conn:
-            rows = await conn.execute(select(T.c.record).where(self._where(T, bot, user)).order_by(T.c.id))
-            return [_decode(row.record) for row in rows]
+            return [_decode(record) for _, record in await timeline_rows.read(conn, bot, user)]
 
     async def users(self, bot: str) -> AsyncIterator[str]:
         async with self.engine.connect() as conn:
@@ -364,7 +362,7 @@ class SqlStore(DialogStore):
         async with self.engine.begin() as conn:
             await conn.execute(delete(U).where(U.c.expires_at <= now))
             await conn.execute(delete(D).where(D.c.session.is_not(None) & (D.c.expires_at <= now)))
-            await conn.execute(delete(T).where(T.c.at < now - TIMELINE_TTL))
+            await timeline_rows.sweep(conn, now)
 
     async def ping(self) -> None:
         try:
