@@ -24,10 +24,15 @@ async def append(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
     insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
     await conn.execute(insert(T).on_conflict_do_nothing(), rows)
     users = sorted({(row["bot_id"], row["user_id"]) for row in rows})
-    ranked = (select(T.c.id, func.row_number().over(partition_by=(T.c.bot_id, T.c.user_id),
-                                                    order_by=T.c.id.desc()).label("n"))
-              .where(tuple_(T.c.bot_id, T.c.user_id).in_(users)).subquery())
-    await conn.execute(delete(T).where(T.c.id.in_(select(ranked.c.id).where(ranked.c.n > TIMELINE_CAP))))
+    mine = tuple_(T.c.bot_id, T.c.user_id)
+    # Counting index entries is cheap; the ranking below runs only for the few users past the cap.
+    full = (await conn.execute(select(T.c.bot_id, T.c.user_id).where(mine.in_(users))
+                               .group_by(T.c.bot_id, T.c.user_id).having(func.count() > TIMELINE_CAP))).all()
+    if full:
+        ranked = (select(T.c.id, func.row_number().over(partition_by=(T.c.bot_id, T.c.user_id),
+                                                        order_by=T.c.id.desc()).label("n"))
+                  .where(mine.in_([tuple(row) for row in full])).subquery())
+        await conn.execute(delete(T).where(T.c.id.in_(select(ranked.c.id).where(ranked.c.n > TIMELINE_CAP))))
 
 
 async def read(conn: AsyncConnection, bot: str, user: str) -> list[tuple[str | None, str]]:
