@@ -6,6 +6,7 @@ import time
 
 from server import metrics
 from server.runtime.catalog import BotInfo, Catalog
+from server.runtime.gauges import sample_gauges
 from server.runtime.max_client import MaxClient
 from server.runtime.outbox import LEASE, MaxSender, Outbox
 from server.runtime.keys import Keys
@@ -178,3 +179,24 @@ async def test_the_store_and_the_limiter_reserve_slots_on_one_schedule_per_bot(r
         await store.close()
     assert waits[0] == 0.0 and 0.08 <= waits[1] <= 0.1 and 0.18 <= waits[2] <= 0.2
     assert waited >= 0.25
+
+
+async def test_gauges_and_webhook_counts_reach_the_registry(sqlite_url: str, fake_max: FakeMax) -> None:  # noqa: F811
+    def webhooks(status: str) -> float:
+        return metrics.REGISTRY.get_sample_value("botflow_webhook_requests_total",
+                                                 {"bot": BOT, "status": status}) or 0.0
+
+    async with running(sqlite_url, fake_max.url, None) as h:
+        await h.bot(BOT)
+        await h.publish(BOT, registration())
+        ok, bad = webhooks("200"), webhooks("403")
+        fake_max.set_down(True)  # the reply waits in the outbox
+        assert (await h.deliver(BOT, msg(7007, "/start"))).status_code == 200
+        assert (await h.deliver(BOT, msg(7007, "x"), secret="wrong")).status_code == 403
+        await sample_gauges(h.runtime.store, now=time.time() + 3)
+        depth = metrics.REGISTRY.get_sample_value("botflow_outbox_depth")
+        oldest = metrics.REGISTRY.get_sample_value("botflow_outbox_oldest_seconds")
+        dialogs = metrics.REGISTRY.get_sample_value("botflow_dialogs", {"bot": BOT, "version": "1"})
+        fake_max.set_down(False)
+    assert (webhooks("200"), webhooks("403")) == (ok + 1, bad + 1)
+    assert depth == 1 and oldest >= 3 and dialogs == 1

@@ -298,3 +298,25 @@ async def test_webhook_actions_are_claimed_retried_and_forgotten(store: DialogSt
     assert mine(await store.actions_due(now + 41, lease=30)) == [{**action, "attempts": 1}]
     await store.action_done(action["id"])
     assert mine(await store.actions_due(now + 10_000, lease=30)) == []
+
+
+async def test_moved_timeline_records_keep_each_users_newest_and_are_stored_once(sqlite_url: str) -> None:  # noqa: F811
+    from server.runtime.stores import timeline_rows
+    from server.runtime.stores.base import TIMELINE_CAP
+
+    engine = make_engine(sqlite_url)
+    try:
+        rows = [{"bot_id": "b", "user_id": "1", "at": float(n), "record": f'{{"n":{n}}}', "stream_id": f"0-{n}"}
+                for n in range(TIMELINE_CAP + 5)]
+        async with engine.begin() as conn:
+            await timeline_rows.append(conn, rows[:10])
+            await timeline_rows.append(conn, rows)  # the first ten again: a repeated move
+            await timeline_rows.append(conn, [{"bot_id": "b", "user_id": "2", "at": 0.0, "record": "{}",
+                                               "stream_id": "1-0"}])
+        async with engine.connect() as conn:
+            kept = [stream_id for stream_id, _ in await timeline_rows.read(conn, "b", "1")]
+            other = await timeline_rows.read(conn, "b", "2")
+    finally:
+        await engine.dispose()
+    assert kept == [f"0-{n}" for n in range(5, TIMELINE_CAP + 5)]
+    assert other == [("1-0", "{}")]
