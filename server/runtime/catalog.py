@@ -52,6 +52,7 @@ class Catalog:
         self._bots: dict[str, tuple[BotInfo | None, float]] = {}
         self._flows: dict[tuple[str, int], Flow | None] = {}
         self._pending: dict[Any, asyncio.Future[Any]] = {}
+        self._refreshing: set[str] = set()  # bots whose settings are being reloaded in the background
 
     async def _once(self, key: Any, make: Callable[[], Awaitable[Any]]) -> Any:
         """Concurrent misses for one key share a single load."""
@@ -79,9 +80,12 @@ class Catalog:
         """
         cached = self._bots.get(bot_id)
         if cached is not None:
-            if cached[1] <= self._clock() and ("bot", bot_id) not in self._pending:
+            if cached[1] <= self._clock() and bot_id not in self._refreshing:
+                # Marked at once: the task registers itself in _pending only when it first runs, and every
+                # call until then would start another refresh.
+                self._refreshing.add(bot_id)
                 task = asyncio.ensure_future(self._once(("bot", bot_id), lambda: self._fetch_bot(bot_id)))
-                task.add_done_callback(_quiet)
+                task.add_done_callback(lambda done: (self._refreshing.discard(bot_id), _quiet(done)))
             return cached[0]
         return await self._once(("bot", bot_id), lambda: self._fetch_bot(bot_id))
 

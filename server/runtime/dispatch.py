@@ -26,8 +26,8 @@ log = logging.getLogger("botflow.runtime.dispatch")
 
 # Ten years: longer than any dialog is kept in practice, far inside what every store accepts as a TTL.
 MAX_KEY_TTL = 10 * 365 * 24 * 3600.0
-# How long a webhook waits for its own replies to leave before it answers anyway: they are committed,
-# so a slow MAX only delays the answer this long, never the reply's safety.
+# While MAX is slow, how long a webhook waits for its own replies to leave before it answers anyway:
+# they are committed, so a slow MAX only delays the answer this long, never the reply's safety.
 REPLY_WAIT = 2.0
 # A held lock is renewed once a turn has run this long (a slow catalog load, a stalled loop).
 RENEW_AFTER = LOCK_MS / 1000 / 3

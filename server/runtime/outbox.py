@@ -9,6 +9,7 @@ and logged, and not repeated: repeating it could show the user the same message 
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import random
 import time
@@ -31,6 +32,10 @@ LEASE = 5.0  # a claim on a user's outbox, renewed every HOLD_EVERY while its se
 HOLD_EVERY = LEASE / 4
 ACTION_LEASE = 30.0  # longer than an action's POST may take (ACTION_TIMEOUT), so it needs no renewal
 ACTION_TIMEOUT = 10.0
+# A send slower than this makes the next turns' sends run as tasks their webhooks wait for at most
+# dispatch.REPLY_WAIT, for SLOW_FOR seconds; otherwise a webhook sends its replies itself.
+SLOW_SEND = 0.5
+SLOW_FOR = 10.0
 
 
 def backoff(attempts: int) -> float:
@@ -61,6 +66,51 @@ SENT, DONE, RETRY = "sent", "done", "retry"
 SEND_SECONDS = {op: metrics.REPLY_SEND_SECONDS.labels(op=op) for op in ("send", "answer")}
 
 
+class Waits:
+    """Bounded waits for futures without a timer each: every webhook waits, and a timer per wait (armed,
+    then cancelled) costs more than the rest of its bookkeeping. All waits share one bound, so deadlines
+    arrive in order and one ticker wakes the expired ones."""
+
+    TICK = 0.1
+
+    def __init__(self) -> None:
+        self._queue: collections.deque[tuple[float, asyncio.Future[None]]] = collections.deque()
+        self._ticking = False
+
+    async def within(self, future: asyncio.Future[Any], seconds: float) -> None:
+        """Return when `future` is done or about `seconds` passed (up to TICK later); never cancels it."""
+        if future.done():
+            return
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+
+        def wake(_: Any = None) -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        future.add_done_callback(wake)
+        self._queue.append((loop.time() + seconds, waiter))
+        if not self._ticking:
+            self._ticking = True
+            loop.call_later(self.TICK, self._tick, loop)
+        try:
+            await waiter
+        finally:
+            future.remove_done_callback(wake)
+
+    def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
+        now = loop.time()
+        queue = self._queue
+        while queue and (queue[0][0] <= now or queue[0][1].done()):
+            _, waiter = queue.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+        if queue:
+            loop.call_later(self.TICK, self._tick, loop)
+        else:
+            self._ticking = False
+
+
 class Outbox:
     """Sends users' queues (one sender per user at a time) and posts webhook actions.
 
@@ -87,6 +137,8 @@ class Outbox:
         self._active: set[tuple[str, str]] = set()  # users with a drain sending right now
         self._tasks: set[asyncio.Task[Any]] = set()
         self._counters: dict[tuple[str, str], Any] = {}  # metric children, looked up once per label set
+        self.waits = Waits()
+        self._slow_until = 0.0  # monotonic time until which sends count as slow (see start)
 
     def _count(self, bot: str, result: str) -> None:
         child = self._counters.get((bot, result))
@@ -101,9 +153,7 @@ class Outbox:
         return task
 
     def _begin_chain(self, key: tuple[str, str], owner: str) -> None:
-        self.working[key] = owner
-        if key not in self._ends:
-            self._ends[key] = asyncio.get_running_loop().create_future()
+        self.working[key] = owner  # its end future is made only if a turn waits for it (settle)
 
     def _end_chain(self, key: tuple[str, str], owner: str) -> None:
         if self.working.get(key) == owner:
@@ -118,16 +168,25 @@ class Outbox:
         Waits at most `wait` seconds for those sends; they go on after that on their own.
         """
         self._begin_chain((bot.id, user), owner)
+        if wait > 0 and self._slow_until < time.monotonic():
+            # MAX answers quickly: send from the caller's own coroutine, which costs a third of a turn
+            # less than a task and a bounded wait. Should MAX stall right now, this caller waits for its
+            # send (no lock is held); the sends after it see the slowness and take the bounded path.
+            await self._drain(bot.id, user, owner, first=first)
+            return
         task = self._spawn(self._drain(bot.id, user, owner, first=first))
         if wait > 0:
-            await asyncio.wait((task,), timeout=wait)
+            await self.waits.within(task, wait)
 
     async def settle(self, bot_id: str, user: str, wait: float) -> None:
         """Wait at most `wait` seconds for this replica's chain of the user's queue, if there is one
         (a turn whose replies queued behind that chain's)."""
-        end = self._ends.get((bot_id, user))
-        if end is not None and wait > 0:
-            await asyncio.wait((end,), timeout=wait)
+        key = (bot_id, user)
+        if key in self.working and wait > 0:
+            end = self._ends.get(key)
+            if end is None:
+                end = self._ends[key] = asyncio.get_running_loop().create_future()
+            await self.waits.within(end, wait)
 
     async def send_now(self, bot: BotInfo, item: dict[str, Any]) -> None:
         """A call nothing depends on (a duplicate press acknowledged again): not queued, failures logged."""
@@ -223,11 +282,11 @@ class Outbox:
                 first = Next(head) if head is not None else await self.store.outbox_done(bot_id, user, "", owner)
             known = [first, *first.more] if first is not None else []
             position = 0
+            bot = await self.catalog.bot(bot_id) if known else None
             while position < len(known):
                 sending = known[position]
                 position += 1
                 item = sending.item
-                bot = await self.catalog.bot(bot_id)
                 if claim is not None and claim.taken_over:
                     # The previous sender stopped renewing (a crash, an outage) and may have sent this one.
                     claim = None
@@ -289,7 +348,7 @@ class Outbox:
             metrics.RATE_LIMIT_WAIT_SECONDS.labels(bot=bot.id).inc(waited)
         started = time.perf_counter()
         try:
-            await self.send(bot, item)
+            await self._timed(bot, item, started)
         except MaxApiError as exc:
             SEND_SECONDS[item["op"]].observe(time.perf_counter() - started)
             extra = {"event": "send", "bot": bot.id, "user": user}
@@ -315,6 +374,14 @@ class Outbox:
         SEND_SECONDS[item["op"]].observe(time.perf_counter() - started)
         self._count(bot.id, "sent")
         return SENT, 0.0
+
+    async def _timed(self, bot: BotInfo, item: dict[str, Any], started: float) -> None:
+        """The send; one that took longer than SLOW_SEND marks MAX as slow for SLOW_FOR seconds."""
+        try:
+            await self.send(bot, item)
+        finally:
+            if time.perf_counter() - started > SLOW_SEND:
+                self._slow_until = time.monotonic() + SLOW_FOR
 
     async def post_action(self, url: str, data: Any) -> httpx.Response:
         """The one place a webhook action leaves the process."""

@@ -28,6 +28,11 @@ def unknown_outcomes(bot: str) -> float:
     return metrics.REGISTRY.get_sample_value("botflow_replies_total", {"bot": bot, "result": "unknown_outcome"}) or 0.0
 
 
+def in_flight(fake: FakeMax) -> bool:
+    """A message call reached the fake MAX and has no answer yet."""
+    return any(call["path"] == "/messages" and call["status"] is None for call in fake.calls)
+
+
 def reply(user: int, text: str) -> dict:
     return {"id": new_token(), "op": "send", "chat_id": user + 1_000_000, "user_id": None, "text": text,
             "buttons": [], "queued": time.time()}
@@ -41,9 +46,10 @@ async def test_a_redelivery_of_a_committed_update_sends_nothing_while_max_is_slo
         await a.publish(BOT, registration())
         fake_max.delay_next(1, 3.0, "/messages")
         update = msg(7001, "/start")
-        assert (await a.deliver(BOT, update)).status_code == 200  # committed; the send is still in flight
+        first = asyncio.create_task(a.deliver(BOT, update))
+        await fake_max.wait_for(in_flight, timeout=5)  # committed, its send on the way
         assert (await b.deliver(BOT, update)).status_code == 200  # MAX redelivers to another replica
-        await fake_max.wait_for(lambda f: texts(f, 7001), timeout=10)
+        assert (await first).status_code == 200
         await asyncio.sleep(0.5)  # a second send, if any, would follow right away
     assert texts(fake_max, 7001) == [HELLO]
 
@@ -54,12 +60,14 @@ async def test_a_slow_send_holds_no_lock_and_later_replies_keep_their_order(
     async with running(sqlite_url, fake_max.url, REDIS_URL) as h:
         await h.bot(BOT)
         await h.publish(BOT, registration())
-        fake_max.delay_next(1, 6.0, "/messages")  # longer than both webhooks wait for their replies
-        assert (await h.deliver(BOT, msg(7002, "/start"))).status_code == 200
+        fake_max.delay_next(1, 3.0, "/messages")
+        first = asyncio.create_task(h.deliver(BOT, msg(7002, "/start")))
+        await fake_max.wait_for(in_flight, timeout=5)
+        # The first reply is on its way to MAX; the user's next update runs and commits meanwhile.
         assert (await h.deliver(BOT, msg(7002, "Иван"))).status_code == 200
-        # The second turn ran while the first reply was still on its way to MAX.
         session = (await h.api("GET", f"/api/bots/{BOT}/users/7002/session")).json()
         assert session["state"] == "ask_phone" and texts(fake_max, 7002) == []
+        assert (await first).status_code == 200
         await fake_max.wait_for(lambda f: len(texts(f, 7002)) == 2, timeout=10)
     assert texts(fake_max, 7002) == [HELLO, ASK_PHONE]
 
