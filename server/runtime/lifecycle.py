@@ -22,8 +22,8 @@ from server.runtime.transport import LeanClient, make_client
 
 log = logging.getLogger("botflow.runtime")
 
-GC_YOUNG = 5000
-TIMELINE_EVERY = 0.5  # seconds between moves of timeline records from Redis to the database  # allocations between young-generation collections
+GC_YOUNG = 5000  # allocations between young-generation collections
+TIMELINE_EVERY = 0.5  # seconds between moves of timeline records from Redis to the database
 
 
 def make_store(redis_url: str | None, engine: Any, prefix: str, send_rate: float | None = None) -> DialogStore:
