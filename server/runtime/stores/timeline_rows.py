@@ -4,8 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import delete, func, select, tuple_
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.runtime.models import TimelineRow
@@ -21,8 +19,12 @@ async def append(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
     """
     if not rows:
         return
-    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    await conn.execute(insert(T).on_conflict_do_nothing(), rows)
+    postgres = conn.dialect.name == "postgresql"
+    # Plain driver parameters: the statement is built once and each row costs the driver alone.
+    marks = "($1, $2, $3, $4, $5)" if postgres else "(?, ?, ?, ?, ?)"
+    await conn.exec_driver_sql(
+        f"INSERT INTO {T.name} (bot_id, user_id, at, record, stream_id) VALUES {marks} ON CONFLICT DO NOTHING",
+        [(row["bot_id"], row["user_id"], row["at"], row["record"], row.get("stream_id")) for row in rows])
     users = sorted({(row["bot_id"], row["user_id"]) for row in rows})
     mine = tuple_(T.c.bot_id, T.c.user_id)
     # Counting index entries is cheap; the ranking below runs only for the few users past the cap.
