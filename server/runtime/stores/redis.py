@@ -180,9 +180,10 @@ class RedisStore(DialogStore):
             rows = []
             for stream_id, fields in entries:
                 bot, user = split_member(fields[1].decode())
-                record = fields[3].decode()
-                rows.append({"bot_id": bot, "user_id": user, "at": _decode(record)["t"], "record": record,
-                             "stream_id": stream_id.decode()})
+                sid = stream_id.decode()
+                # A stream id starts with Redis's time in ms: when the record was written, for the 7-day sweep.
+                rows.append({"bot_id": bot, "user_id": user, "at": int(sid.partition("-")[0]) / 1000,
+                             "record": fields[3].decode(), "stream_id": sid})
             try:
                 async with self.timeline_db.begin() as conn:
                     await timeline_rows.append(conn, rows)
