@@ -7,7 +7,7 @@ import time
 from server import metrics
 from server.runtime.catalog import BotInfo, Catalog
 from server.runtime.gauges import sample_gauges
-from server.runtime.max_client import MaxClient
+from server.runtime.max_client import MaxApiError, MaxClient
 from server.runtime.outbox import LEASE, MaxSender, Outbox
 from server.runtime.keys import Keys
 from server.runtime.ratelimit import RateLimiter, SharedRateLimiter
@@ -208,3 +208,63 @@ async def test_gauges_and_webhook_counts_reach_the_registry(sqlite_url: str, fak
         fake_max.set_down(False)
     assert (webhooks("200"), webhooks("403")) == (ok + 1, bad + 1)
     assert depth == 1 and oldest >= 3 and dialogs == 1
+
+
+async def _queue(store: MemoryStore, bot: BotInfo, user: int, texts_: list[str]):
+    token = new_token()
+    loaded = await store.begin(bot.id, str(user), token)
+    return token, await store.commit(bot.id, str(user), token, Write(None, outbox=[reply(user, t) for t in texts_]),
+                                     loaded)
+
+
+async def test_a_busy_user_takes_one_rate_slot_at_a_time_so_others_are_not_starved(fake_max: FakeMax) -> None:  # noqa: F811
+    store = MemoryStore()
+    bot = BotInfo("fairbot", FAKE_TOKEN, "s", None, None)
+
+    async def load_bot(bot_id: str) -> BotInfo | None:
+        return bot
+
+    async def no_document(flow_id: str, version: int) -> None:
+        return None
+
+    async with MaxClient(fake_max.url, rate=None) as client:
+        outbox = Outbox(store, Catalog(load_bot, no_document), MaxSender(client), None, RateLimiter(20))  # type: ignore[arg-type]
+        busy_token, busy = await _queue(store, bot, 7200, [f"busy {n}" for n in range(10)])
+        quiet_token, quiet = await _queue(store, bot, 7201, ["quiet"])
+        await asyncio.gather(outbox.start(bot, "7200", busy_token, busy, wait=5),
+                             outbox.start(bot, "7201", quiet_token, quiet, wait=5))
+    order = [m["text"] for m in fake_max.sent_messages()]
+    assert sorted(order) == sorted([f"busy {n}" for n in range(10)] + ["quiet"])
+    assert order.index("quiet") <= 2, order  # not behind all ten of the busy user's replies
+    assert [t for t in order if t.startswith("busy")] == [f"busy {n}" for n in range(10)]
+
+
+async def test_a_429_with_retry_after_holds_every_send_of_that_bot(fake_max: FakeMax) -> None:  # noqa: F811
+    store = MemoryStore()
+    bot = BotInfo("holdbot", FAKE_TOKEN, "s", None, None)
+    refused = []
+
+    async def load_bot(bot_id: str) -> BotInfo | None:
+        return bot
+
+    async def no_document(flow_id: str, version: int) -> None:
+        return None
+
+    async with MaxClient(fake_max.url, rate=None) as client:
+        sender = MaxSender(client)
+
+        async def send(bot_: BotInfo, item: dict) -> None:
+            if not refused:  # MAX: too many requests, come back in a second
+                refused.append(time.monotonic())
+                raise MaxApiError(429, "too.many.requests", "slow down", True, retry_after=1.0)
+            await sender(bot_, item)
+
+        outbox = Outbox(store, Catalog(load_bot, no_document), send, None, RateLimiter(1000))  # type: ignore[arg-type]
+        first_token, first = await _queue(store, bot, 7300, ["refused first"])
+        await outbox.start(bot, "7300", first_token, first, wait=5)
+        other_token, other = await _queue(store, bot, 7301, ["another user"])
+        await outbox.start(bot, "7301", other_token, other, wait=5)
+        sent_at = time.monotonic()
+    assert sent_at - refused[0] >= 0.9  # the other user's send waited out the bot's Retry-After
+    assert [m["text"] for m in fake_max.sent_messages()] == ["another user"]
+    assert (await store.outbox_head(bot.id, "7300"))["text"] == "refused first"  # queued for its retry
