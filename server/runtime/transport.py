@@ -19,6 +19,10 @@ import msgspec
 Origin = tuple[str, str, int]
 
 
+class OutcomeUnknown(httpx.TransportError):
+    """The request was written but no answer came: the call may or may not have happened."""
+
+
 class _Conn:
     __slots__ = ("reader", "writer")
 
