@@ -7,6 +7,9 @@ import logging
 import os
 from typing import Any
 
+import httpx
+
+from server.egress import Allow
 from server.runtime import publish_sessions
 from server.runtime.catalog import Catalog, db_loaders
 from server.runtime.dispatch import Dispatcher
@@ -18,7 +21,7 @@ from server.runtime.outbox import ACTION_TIMEOUT, MaxSender, Outbox
 from server.runtime.ratelimit import RateLimiter, SharedRateLimiter
 from server.runtime.stores.base import DialogStore, StoreUnavailable
 from server.runtime.timers import Timers
-from server.runtime.transport import LeanClient, make_client
+from server.runtime.transport import LeanClient
 
 log = logging.getLogger("botflow.runtime")
 
@@ -55,8 +58,10 @@ class Runtime:
         client = getattr(self.store, "client", None)
         self.limiter = (SharedRateLimiter(client, Keys(prefix).rate, settings.max_rate) if settings.redis_url
                         else RateLimiter(settings.max_rate))
-        self.http = make_client(timeout=ACTION_TIMEOUT)
-        self.outbox = Outbox(self.store, self.catalog, self.sender, self.http, self.limiter)
+        # Webhook actions on plain httpx: server.egress checks the peer each connection reached, and reads capped.
+        self.http = httpx.AsyncClient(timeout=ACTION_TIMEOUT, trust_env=False, follow_redirects=False)
+        self.outbox = Outbox(self.store, self.catalog, self.sender, self.http, self.limiter,
+                             allow=Allow.parse(settings.action_allow))
         self.dispatcher = Dispatcher(self.store, self.catalog, self.outbox)
         self.timers = Timers(self.dispatcher)
         self.notifier = Notifier(settings.redis_url, Keys(prefix).channel, self.catalog) if settings.redis_url else None

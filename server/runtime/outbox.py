@@ -19,6 +19,7 @@ import httpx
 
 from flows.session import Reply
 from server import metrics
+from server.egress import ActionReply, Allow, EgressRefused, post_action
 from server.runtime.catalog import BotInfo, Catalog
 from server.runtime.loop import repeat
 from server.runtime.max_client import MaxApiError, MaxClient
@@ -121,8 +122,10 @@ class Outbox:
     """
 
     def __init__(self, store: DialogStore, catalog: Catalog, send: Callable[..., Any], http: httpx.AsyncClient,
-                 limiter: Any, *, clock: Callable[[], float] = time.time, interval: float = 0.5) -> None:
+                 limiter: Any, *, allow: Allow = Allow(), clock: Callable[[], float] = time.time,
+                 interval: float = 0.5) -> None:
         self.store = store
+        self.allow = allow  # BOTFLOW_ACTION_ALLOW: internal hosts actions may reach anyway
         self.catalog = catalog
         self.send = send
         self.http = http
@@ -383,12 +386,13 @@ class Outbox:
             if time.perf_counter() - started > SLOW_SEND:
                 self._slow_until = time.monotonic() + SLOW_FOR
 
-    async def post_action(self, url: str, data: Any) -> httpx.Response:
-        """The one place a webhook action leaves the process."""
-        return await self.http.post(url, json=data, timeout=ACTION_TIMEOUT)
+    async def post_action(self, url: str, data: Any) -> ActionReply:
+        """The one place a webhook action leaves the process: never to an internal address, answer capped."""
+        return await post_action(url, data, allow=self.allow, timeout=ACTION_TIMEOUT, client=self.http)
 
     async def _action(self, item: dict[str, Any]) -> None:
         """POST the dialog data to the action's URL; retried with backoff for up to a day."""
+        blocked = False
         try:
             response = await self.post_action(item["url"], item["data"])
             if response.status_code < 300:
@@ -397,6 +401,8 @@ class Outbox:
                 return
             permanent = 400 <= response.status_code < 500 and response.status_code not in (408, 425, 429)
             problem = f"HTTP {response.status_code}"
+        except EgressRefused as exc:  # an internal address stays internal: retrying cannot help
+            permanent, problem, blocked = True, str(exc), True
         except httpx.HTTPError as exc:
             permanent, problem = False, f"{type(exc).__name__}: {exc}"
         except StoreUnavailable:
@@ -404,7 +410,7 @@ class Outbox:
         item["attempts"] = item.get("attempts", 0) + 1
         try:
             if permanent or self.clock() - item.get("created", self.clock()) > GIVE_UP:
-                metrics.ACTIONS.labels(result="refused").inc()
+                metrics.ACTIONS.labels(result="blocked" if blocked else "refused").inc()
                 log.warning("webhook action to %s abandoned after %d attempts (%s)", item["url"], item["attempts"],
                             problem, extra={"event": "action", "bot": item.get("bot"), "outcome": "refused"})
                 await self.store.action_done(item["id"])

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0003_outbox_claims"
-down_revision = "0002"
+down_revision = "0004_flow_tests"
 branch_labels = None
 depends_on = None
 
