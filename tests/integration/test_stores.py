@@ -165,6 +165,17 @@ async def test_timeline_records_come_back_oldest_first(store: DialogStore, bot: 
     assert await store.timeline(bot, "nobody") == []
 
 
+async def test_timeline_users_include_ended_dialogs_before_and_after_a_move(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    await save(store, bot, "40", Write(dialog("s"), timeline={"t": now, "e": [["message", None, None, "hi"]]}))
+    await save(store, bot, "41", Write(None, timeline={"t": now, "e": [["message", None, None, "bye"]]}))  # ended
+    await save(store, bot + "x", "42", Write(dialog("s"), timeline={"t": now, "e": []}))  # another bot
+    assert sorted(await store.timeline_users(bot, 100)) == ["40", "41"]
+    await store.move_timeline()
+    assert sorted(await store.timeline_users(bot, 100)) == ["40", "41"]
+    assert len(await store.timeline_users(bot, 1)) == 1
+
+
 async def test_a_due_timer_is_claimed_once_until_its_lease_ends(store: DialogStore, bot: str) -> None:
     now = store.test_clock.now  # type: ignore[attr-defined]
     await save(store, bot, "5", Write(dialog("wait"), timer_due=now + 10))

@@ -196,6 +196,10 @@ class DialogStore(ABC):
         """Store the action's new attempt count and retry at `at`."""
 
     @abstractmethod
+    async def timeline_users(self, bot: str, limit: int) -> list[str]:
+        """Up to `limit` users of the bot that have timeline records (running dialogs or ended ones)."""
+
+    @abstractmethod
     async def sample(self, dialogs: bool = True) -> Sample:
         """Gauges for /metrics; `dialogs=False` skips the per-version count (a scan on Redis)."""
 

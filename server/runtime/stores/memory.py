@@ -99,6 +99,9 @@ class MemoryStore(DialogStore):
     async def timeline(self, bot: str, user: str) -> list[dict[str, Any]]:
         return copy.deepcopy(list(self._timelines.get((bot, user), ())))
 
+    async def timeline_users(self, bot: str, limit: int) -> list[str]:
+        return [user for (b, user), line in list(self._timelines.items()) if b == bot and line][:limit]
+
     async def users(self, bot: str) -> AsyncIterator[str]:
         for key in list(self._dialogs):
             if key[0] == bot and self._dialog(key) is not None:

@@ -167,6 +167,21 @@ class RedisStore(DialogStore):
                 records.append(_decode(fields[3]))
         return records[-TIMELINE_CAP:]
 
+    async def timeline_users(self, bot: str, limit: int) -> list[str]:
+        """Users whose records were moved to the database, then those still in the stream."""
+        found: list[str] = []
+        if self.timeline_db is not None:
+            try:
+                async with self.timeline_db.connect() as conn:
+                    found = await timeline_rows.users(conn, bot, limit)
+            except (DBAPIError, OSError, TimeoutError) as exc:
+                raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
+        for _, fields in await self._call("XRANGE", self.keys.timeline, "-", "+", "COUNT", STREAM_READ):
+            owner, user = split_member(fields[1].decode())
+            if owner == bot:
+                found.append(user)
+        return list(dict.fromkeys(found))[:limit]
+
     async def move_timeline(self, limit: int = 2000) -> int:
         """Move the oldest stream records into the database (one replica at a time); how many moved."""
         if self.timeline_db is None:

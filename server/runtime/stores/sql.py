@@ -216,6 +216,10 @@ class SqlStore(DialogStore):
         async with self.engine.connect() as conn:
             return [_decode(record) for _, record in await timeline_rows.read(conn, bot, user)]
 
+    async def timeline_users(self, bot: str, limit: int) -> list[str]:
+        async with self.engine.connect() as conn:
+            return await timeline_rows.users(conn, bot, limit)
+
     async def users(self, bot: str) -> AsyncIterator[str]:
         async with self.engine.connect() as conn:
             rows = (await conn.execute(select(D.c.user_id).where(

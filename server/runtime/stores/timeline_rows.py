@@ -44,6 +44,12 @@ async def read(conn: AsyncConnection, bot: str, user: str) -> list[tuple[str | N
     return [(row.stream_id, row.record) for row in rows]
 
 
+async def users(conn: AsyncConnection, bot: str, limit: int) -> list[str]:
+    """Up to `limit` users of the bot with records."""
+    rows = await conn.execute(select(T.c.user_id).where(T.c.bot_id == bot).distinct().limit(limit))
+    return [row.user_id for row in rows]
+
+
 async def sweep(conn: AsyncConnection, now: float) -> None:
     """Forget records older than TIMELINE_TTL."""
     await conn.execute(delete(T).where(T.c.at < now - TIMELINE_TTL))
