@@ -60,6 +60,7 @@ class _Conn:
 
     def usable(self, now: float, expiry: float) -> bool:
         """Still open, nothing unexpected buffered, and not idle for longer than `expiry`."""
+        # Bytes on an idle connection are an answer nobody asked for (often a 408 before a close).
         return (not self.writer.is_closing() and not self.reader.at_eof() and not self.reader._buffer
                 and now - self.idle_since < expiry)
 
@@ -171,6 +172,7 @@ class PooledTransport(httpx.AsyncBaseTransport):
             reused = conn is not None
             if conn is None:
                 conn = await self._connect(origin, connect_timeout)
+            written = False
             try:
                 async with asyncio.timeout(read_timeout):
                     # asyncio.timeout arms one timer; wait_for would also wrap the read in a task of its own.
@@ -179,9 +181,12 @@ class PooledTransport(httpx.AsyncBaseTransport):
                         if attempt == 1:
                             continue  # nothing reached the server: once more on a fresh connection
                         raise httpx.WriteError(f"{where}: the connection broke while sending")
+                    written = True
                     response = await self._response(conn, method)
             except TimeoutError:
                 conn.close()
+                if not written:  # the server stopped reading before it had the whole request
+                    raise httpx.WriteTimeout(f"{where}: could not send within {read_timeout:g} s") from None
                 raise AnswerTimeout(f"{where} got no answer in {read_timeout:g} s") from None
             except (OSError, asyncio.IncompleteReadError) as exc:
                 conn.close()

@@ -253,3 +253,20 @@ async def test_header_injection_is_refused_before_anything_is_sent(headers: dict
     async with httpx.AsyncClient(transport=client.pool) as plain:
         with pytest.raises(UnsafeRequest):
             await plain.get("http://127.0.0.1:1/x", headers={"X-A": "a\x00b"})
+
+
+async def test_a_request_the_server_never_reads_is_a_write_timeout_not_an_unknown_outcome() -> None:
+    async def never_read(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(3)
+        writer.transport.abort()
+
+    server = await asyncio.start_server(never_read, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = LeanClient(timeout=0.5)
+    try:
+        with pytest.raises(httpx.WriteTimeout) as stuck:
+            await client.request("POST", f"http://127.0.0.1:{port}/messages", content=b"x" * (64 << 20))
+        assert not isinstance(stuck.value, OutcomeUnknown)  # the server never had the whole request
+    finally:
+        await client.aclose()
+        server.close()
