@@ -37,6 +37,14 @@ class Run:
         """Sleep until `seconds` after the players started."""
         await asyncio.sleep(max(0.0, self.started + seconds - time.monotonic()))
 
+    async def reached(self, step: int, fraction: float = 0.5, timeout: float = 120.0) -> None:
+        """Wait until that share of the players has sent `step` (so the damage lands mid-dialog)."""
+        deadline = time.monotonic() + timeout
+        while sum(p.at_step >= step for p in self.players) < fraction * len(self.players):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"players did not reach step {step} within {timeout:g} s")
+            await asyncio.sleep(0.01)
+
 
 def registration(user: int) -> list[tuple[list[str], float]]:
     """The registration dialog: (texts sent at once, idle seconds before) per step."""
@@ -60,6 +68,7 @@ class Experiment:
     quiet: float = 3.0  # the run ends once nothing new arrived for this long...
     settle: float = 40.0  # ...or this long after the last step
     webhook_timeout: float = 10.0
+    stagger: float = 0.0  # seconds between one player's start and the next one's
     after: Callable[[Run], Awaitable[None]] | None = None  # extra checks, adding notes
 
 
@@ -68,10 +77,11 @@ class Result:
     experiment: Experiment
     verdict: Verdict
     non_200: int
-    peak_rate: int
+    peak_rate: float
     seconds: float
     notes: list[str]
     flagged: bool = False
+    details: list[str] = field(default_factory=list)  # expected and received replies of each user hit
 
     @property
     def clean(self) -> bool:
@@ -106,19 +116,38 @@ async def _players(cluster: Cluster, experiment: Experiment, doc: dict[str, Any]
     return list(await asyncio.gather(*(one(next(_users)) for _ in range(users))))
 
 
-def _peak_rate(cluster: Cluster) -> int:
-    """The most calls MAX got in any one second (every answer counted: it is what the bot asked for)."""
+# A bucket of `rate` calls refilled at `rate`/s allows at most rate·(window + 1) calls in a window.
+RATE_WINDOW = 5.0
+
+
+def _peak_rate(cluster: Cluster, window: float = RATE_WINDOW) -> float:
+    """The most calls per second MAX got from the bot over any `window` seconds, refused ones included."""
     times = sorted(c["time"] for c in cluster.fake.calls if c["path"] in ("/messages", "/answers"))
     peak, start = 0, 0
     for end, t in enumerate(times):
-        while t - times[start] >= 1.0:
+        while t - times[start] >= window:
             start += 1
         peak = max(peak, end - start + 1)
-    return peak
+    return peak / window
 
 
-async def run(cluster: Cluster, experiment: Experiment, users: int | None = None) -> Result:
-    """Play one experiment on a fresh bot; every fault is undone and every replica up again afterwards."""
+def _refusals(cluster: Cluster) -> str:
+    """How many sends MAX refused or never answered, by answer."""
+    counts: dict[str, int] = {}
+    for call in cluster.fake.calls:
+        if call["path"] == "/messages" and call["status"] != 200:
+            key = "cut" if call["dropped"] else str(call["status"])
+            counts[key] = counts.get(key, 0) + 1
+    return ", ".join(f"MAX answered {n} sends with {k}" for k, n in sorted(counts.items()))
+
+
+async def run(cluster: Cluster, experiment: Experiment, users: int | None = None,
+              quiet: float | None = None) -> Result:
+    """Play one experiment on a fresh bot; every fault is undone and every replica up again afterwards.
+
+    `quiet` (default: the experiment's) is how long nothing new must arrive before the replies are
+    judged: it must outlast every lock and lease after which a late copy could still be sent.
+    """
     await cluster.ensure_all_up()
     cluster.fake.clear()
     bot = f"f{uuid.uuid4().hex[:10]}"
@@ -135,10 +164,12 @@ async def run(cluster: Cluster, experiment: Experiment, users: int | None = None
     try:
         limit = sum(experiment.patience + 130 for _ in players[0].steps) + 120
         await asyncio.wait_for(asyncio.gather(*(p.play(hooks, webhooks, inbox, experiment.copies,
-                                                        experiment.patience) for p in players)), limit)
+                                                        experiment.patience, i * experiment.stagger)
+                                                 for i, p in enumerate(players))), limit + len(players) * experiment.stagger)
         if fault is not None:
             await asyncio.wait_for(fault, 180)
-        await inbox.quiet(experiment.quiet, experiment.settle)
+        wait = experiment.quiet if quiet is None else quiet
+        await inbox.quiet(wait, max(experiment.settle, wait + 5))
         if experiment.after is not None:
             await experiment.after(ctx)
     finally:
@@ -147,8 +178,21 @@ async def run(cluster: Cluster, experiment: Experiment, users: int | None = None
         await inbox.stop()
         await webhooks.close()
         peak = _peak_rate(cluster)
+        refused = _refusals(cluster)
         cluster.fake.clear()
+    if refused:
+        ctx.notes.append(refused)
+    allowed = cluster.max_rate * (RATE_WINDOW + 1) / RATE_WINDOW
+    if peak > allowed:
+        ctx.notes.append(f"{peak:.0f} calls/s to one bot, over its rate of {cluster.max_rate:g}/s")
+        ctx.flagged = True
     total = Verdict()
+    details = []
     for player in players:
-        total.add(judge(player, inbox.by_user[player.user]))
-    return Result(experiment, total, webhooks.non_200, peak, time.monotonic() - began, ctx.notes, ctx.flagged)
+        got = inbox.by_user[player.user]
+        verdict = judge(player, got)
+        total.add(verdict)
+        if verdict.users_hit:
+            details.append(f"user {player.user}: expected {player.expected}\n  got {[r.text for r in got]}")
+    return Result(experiment, total, webhooks.non_200, peak, time.monotonic() - began, ctx.notes, ctx.flagged,
+                  details)

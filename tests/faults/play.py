@@ -193,28 +193,29 @@ class Player:
     def __init__(self, user: int, steps: list[Step]) -> None:
         self.user = user
         self.steps = steps
-        self.at_step = 0
+        self.at_step = 0  # how many steps were sent
 
     @property
     def expected(self) -> list[str]:
         return [text for step in self.steps for text in step.expected]
 
-    async def play(self, hooks: Hooks, webhooks: Webhooks, inbox: Inbox, copies: int, patience: float) -> None:
+    async def play(self, hooks: Hooks, webhooks: Webhooks, inbox: Inbox, copies: int, patience: float,
+                   delay: float = 0.0) -> None:
         """Like a person: answer as soon as the bot's replies show up, whatever MAX's deliveries are still doing."""
+        await asyncio.sleep(delay)
         wanted = 0
         delivering: list[tuple[Step, asyncio.Future[list[Delivery]]]] = []
         for index, step in enumerate(self.steps):
-            self.at_step = index
             await hooks.before(index)
             if step.idle:
                 await asyncio.sleep(step.idle)
             step.sent_at = time.time()
+            self.at_step = index + 1  # sent (a fault may wait for this)
             delivering.append((step, asyncio.gather(*(webhooks.deliver_copies(u, copies) for u in step.updates))))
             wanted += len(step.expected)
             await inbox.wait_count(self.user, wanted, patience)
         for step, task in delivering:  # each is bounded by the webhook deadline
             step.deliveries = list(await task)
-        self.at_step = len(self.steps)
 
 
 class Hooks:

@@ -4,6 +4,7 @@
 """
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 
@@ -11,7 +12,7 @@ import pytest
 
 from tests.faults.cluster import Cluster
 from tests.faults.experiments import Result, run
-from tests.faults.matrix import BY_KEY, QUICK
+from tests.faults.matrix import BY_KEY, QUICK, QUICK_QUIET
 
 pytestmark = [pytest.mark.faults, pytest.mark.postgres,
               pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")]
@@ -21,8 +22,17 @@ MAX_STALL = 5.5
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    with Cluster(max_rate=30.0) as made:
+    made = Cluster(max_rate=30.0)
+    try:
+        made.start()
+    except OSError as exc:  # PostgreSQL does not answer; CI starts it (tests/run.sh), so there it is a failure
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"the fault suite needs PostgreSQL at 127.0.0.1:5432: {exc}")
+    try:
         yield made
+    finally:
+        made.close()
 
 
 def check(result: Result) -> None:
@@ -48,4 +58,4 @@ async def test_fifty_parallel_updates_of_one_user_are_each_answered_once(cluster
                    "committed its turn, and its 30 s user lock answers that user's next updates with 503: the "
                    "user stalls about 30 s and the redelivered turns double or lose replies")
 async def test_a_replica_killed_with_locks_held_stalls_nobody_long(cluster: Cluster) -> None:
-    check(await run(cluster, BY_KEY["crash-lock-held"], QUICK["crash-lock-held"]))
+    check(await run(cluster, BY_KEY["crash-lock-held"], QUICK["crash-lock-held"], quiet=QUICK_QUIET))
