@@ -42,9 +42,6 @@ def pack(args: tuple[Any, ...]) -> bytes:
     return b"".join(out)
 
 
-_NOTHING = object()
-
-
 class Parser:
     """Incremental RESP2 parser: bytes go in with `feed`, whole replies come out, nothing is read twice.
 
@@ -64,30 +61,31 @@ class Parser:
         """Take more bytes; return the replies they complete, in order (errors as RedisError values)."""
         buf = self.buf
         buf += data
-        pos, out = self.pos, []
+        pos, need, stack, out = self.pos, self.need, self.stack, []
+        size = len(buf)
+        find = buf.find
         while True:
-            if self.need >= 0:
-                stop = pos + self.need
-                if len(buf) < stop + 2:
+            if need >= 0:
+                stop = pos + need
+                if size < stop + 2:
                     break
                 if buf[stop : stop + 2] != b"\r\n":
                     raise ProtocolError("redis sent a bulk string without its terminator")
                 value: Any = bytes(buf[pos:stop])
-                pos, self.need = stop + 2, -1
+                pos, need = stop + 2, -1
             else:
-                end = buf.find(b"\r\n", pos)
+                end = find(b"\r\n", pos)
                 if end < 0:
-                    if len(buf) - pos > MAX_LINE:
+                    if size - pos > MAX_LINE:
                         raise ProtocolError("redis sent a line longer than 64 KB")
                     break
                 kind, line = buf[pos], buf[pos + 1 : end]
                 pos = end + 2
                 if kind == 36:  # $ bulk string
-                    size = _number(line)
-                    if size > MAX_BULK:
-                        raise ProtocolError(f"redis announced a {size}-byte string")
-                    if size >= 0:
-                        self.need = size
+                    need = _number(line)
+                    if need > MAX_BULK:
+                        raise ProtocolError(f"redis announced a {need}-byte string")
+                    if need >= 0:
                         continue
                     value = None
                 elif kind == 58:  # : integer
@@ -95,7 +93,7 @@ class Parser:
                 elif kind == 42:  # * array
                     count = _number(line)
                     if count > 0:
-                        self.stack.append([[], count])
+                        stack.append([[], count])
                         continue
                     value = None if count < 0 else []
                 elif kind == 43:  # + status
@@ -104,29 +102,23 @@ class Parser:
                     value = RedisError(line.decode("utf-8", "replace"))
                 else:
                     raise ProtocolError(f"redis sent an unknown reply type {chr(kind)!r}")
-            value = self._nest(value)
-            if value is not _NOTHING:
+            while stack:  # put the finished value into the open arrays, closing those it completes
+                top = stack[-1]
+                top[0].append(value)
+                top[1] -= 1
+                if top[1]:
+                    break
+                value = stack.pop()[0]
+            else:
                 out.append(value)
-        if pos == len(buf):
+        if pos == size:
             buf.clear()
             pos = 0
-        elif pos > 4096 and pos * 2 > len(buf):
+        elif pos > 4096 and pos * 2 > size:
             del buf[:pos]  # drop what was parsed (cheap at the front of a bytearray)
             pos = 0
-        self.pos = pos
+        self.pos, self.need = pos, need
         return out
-
-    def _nest(self, value: Any) -> Any:
-        """Put a finished value into the open arrays; the top-level reply it completes, or _NOTHING."""
-        stack = self.stack
-        while stack:
-            top = stack[-1]
-            top[0].append(value)
-            top[1] -= 1
-            if top[1]:
-                return _NOTHING
-            value = stack.pop()[0]
-        return value
 
 
 def _number(line: bytearray) -> int:
