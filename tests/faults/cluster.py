@@ -21,7 +21,11 @@ from tests.redis_server import RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_SERVER = os.environ.get("BOTFLOW_TEST_PG_SERVER", "postgresql://postgres@127.0.0.1:5432")
-BOT_TOKEN = "faults-bot-token"
+
+
+def bot_token(bot: str) -> str:
+    """Each experiment's bot has its own token, so the fake MAX's records of one run never mix with another's."""
+    return f"faults-token-{bot}"
 WEBHOOK_SECRET = "faults_secret"
 
 
@@ -112,7 +116,7 @@ class Cluster:
         self.db_name = f"bf_faults_{uuid.uuid4().hex[:10]}"
         self.admin_token = "bf-faults-" + secrets.token_urlsafe(12)
         self.redis = RedisServer(aof=True)
-        self.fake = FakeMax(tokens={BOT_TOKEN}, max_calls=200_000)
+        self.fake = FakeMax(tokens=None, max_calls=200_000)  # any token: every experiment has its own
         self.size = replicas
         self.max_rate = max_rate
         self.extra_env = extra_env or {}
@@ -181,7 +185,7 @@ class Cluster:
             if frozen.status_code not in (200, 201):
                 raise RuntimeError(f"freezing {document['id']}: {frozen.status_code} {frozen.text}")
             version = frozen.json()["version"]
-            made = await api.post("/bots", json={"id": bot, "title": f"Faults {bot}", "token": BOT_TOKEN,
+            made = await api.post("/bots", json={"id": bot, "title": f"Faults {bot}", "token": bot_token(bot),
                                                  "webhook_secret": WEBHOOK_SECRET})
             if made.status_code != 201:
                 raise RuntimeError(f"creating bot {bot}: {made.status_code} {made.text}")

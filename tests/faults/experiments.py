@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.faults.cluster import Cluster
+from server.devtools.fake_max_app import bot_key
+from tests.faults.cluster import Cluster, bot_token
 from tests.faults.play import Hooks, Inbox, Player, Step, Webhooks, message
 from tests.faults.verdict import Verdict, judge
 
@@ -120,9 +121,15 @@ async def _players(cluster: Cluster, experiment: Experiment, doc: dict[str, Any]
 RATE_WINDOW = 5.0
 
 
-def _peak_rate(cluster: Cluster, window: float = RATE_WINDOW) -> float:
+def _calls(cluster: Cluster, bot: str) -> list[dict[str, Any]]:
+    """The fake MAX's records of this bot's calls."""
+    key = bot_key(bot_token(bot))
+    return [c for c in cluster.fake.calls if c["bot"] == key]
+
+
+def _peak_rate(calls: list[dict[str, Any]], window: float = RATE_WINDOW) -> float:
     """The most calls per second MAX got from the bot over any `window` seconds, refused ones included."""
-    times = sorted(c["time"] for c in cluster.fake.calls if c["path"] in ("/messages", "/answers"))
+    times = sorted(c["time"] for c in calls if c["path"] in ("/messages", "/answers"))
     peak, start = 0, 0
     for end, t in enumerate(times):
         while t - times[start] >= window:
@@ -131,10 +138,10 @@ def _peak_rate(cluster: Cluster, window: float = RATE_WINDOW) -> float:
     return peak / window
 
 
-def _refusals(cluster: Cluster) -> str:
+def _refusals(calls: list[dict[str, Any]]) -> str:
     """How many sends MAX refused or never answered, by answer."""
     counts: dict[str, int] = {}
-    for call in cluster.fake.calls:
+    for call in calls:
         if call["path"] == "/messages" and call["status"] != 200:
             key = "cut" if call["dropped"] else str(call["status"])
             counts[key] = counts.get(key, 0) + 1
@@ -154,7 +161,7 @@ async def run(cluster: Cluster, experiment: Experiment, users: int | None = None
     doc = _document(experiment)
     version = await cluster.deploy(bot, doc)
     players = await _players(cluster, experiment, doc, version, users or experiment.users)
-    inbox = Inbox(cluster.fake, {p.user for p in players})
+    inbox = Inbox(cluster.fake, bot, {p.user for p in players})
     hooks = Hooks(len(players), experiment.pause_before)
     webhooks = Webhooks(cluster, bot, timeout=experiment.webhook_timeout)
     ctx = Run(cluster, experiment, bot, hooks, players)
@@ -177,8 +184,8 @@ async def run(cluster: Cluster, experiment: Experiment, users: int | None = None
             fault.cancel()
         await inbox.stop()
         await webhooks.close()
-        peak = _peak_rate(cluster)
-        refused = _refusals(cluster)
+        calls = _calls(cluster, bot)
+        peak, refused = _peak_rate(calls), _refusals(calls)
         cluster.fake.clear()
     if refused:
         ctx.notes.append(refused)

@@ -60,15 +60,23 @@ async def hold_past_client_timeout(run: Run) -> None:
 
 
 async def kill_while_outbox_drains(run: Run) -> None:
-    """MAX refuses a step's replies (they queue), comes back, and the replica draining them is killed."""
+    """MAX refuses a step's replies (they queue), comes back slow, and a replica is killed mid-drain."""
     await run.hooks.arrived()
     fake = run.cluster.fake
     fake.set_down(True)
     run.hooks.go.set()
     await asyncio.sleep(4.0)  # the step's webhooks answer 200 once their replies are queued
+    fake.set_slow(1.0, "/messages")  # each send takes a second, so every replica has some in flight
     fake.set_down(False)
-    await asyncio.sleep(1.2)  # the first outbox passes have claimed their users
-    await _kill_and_restart(run, 0, 0, 2.0)
+    try:
+        await asyncio.sleep(2.5)  # past the first retry (1 s backoff) and into the drain
+        target = run.cluster.replicas[0]
+        target.kill()
+        run.notes.append("replica 0 killed while draining")
+        await asyncio.sleep(1.0)
+    finally:
+        fake.set_slow(0, "/messages")
+    await run.cluster.restart(target, after=1.0)
 
 
 async def kill_reminder_claimer(run: Run) -> None:

@@ -12,7 +12,8 @@ import httpx
 import msgspec
 
 from server.devtools.fake_max import FakeMax
-from tests.faults.cluster import WEBHOOK_SECRET, Cluster
+from server.devtools.fake_max_app import bot_key
+from tests.faults.cluster import WEBHOOK_SECRET, Cluster, bot_token
 
 _mids = itertools.count(1)
 
@@ -108,8 +109,9 @@ class Received:
 class Inbox:
     """Watches the fake MAX and keeps, per user, the messages that reached them in the order MAX took them."""
 
-    def __init__(self, fake: FakeMax, users: set[int]) -> None:
+    def __init__(self, fake: FakeMax, bot: str, users: set[int]) -> None:
         self.fake = fake
+        self.key = bot_key(bot_token(bot))
         self.users = users
         self.by_user: dict[int, list[Received]] = {u: [] for u in users}
         self.changed = asyncio.Event()
@@ -118,7 +120,8 @@ class Inbox:
     def refresh(self) -> None:
         fresh: dict[int, list[Received]] = {u: [] for u in self.users}
         for call in self.fake.calls:
-            if call["path"] != "/messages" or call["method"] != "POST" or call["status"] != 200:
+            if (call["path"] != "/messages" or call["method"] != "POST" or call["status"] != 200
+                    or call["bot"] != self.key):
                 continue
             query = call["query"]
             raw = query.get("chat_id") or query.get("user_id")

@@ -1,6 +1,8 @@
 """The fault suite's judge: what counts as lost, doubled, explained, unexpected, out of order, and the stall."""
 from __future__ import annotations
 
+import pytest
+
 from tests.faults.play import Player, Received, Step
 from tests.faults.verdict import judge
 
@@ -57,3 +59,28 @@ def test_repeated_texts_are_matched_by_occurrence() -> None:
 def test_the_stall_is_the_longest_wait_for_a_step_s_last_reply() -> None:
     v = judge(player(["a"], ["b", "c"]), got(("a", 100.3), ("b", 111), ("c", 139.5)))
     assert v.stall == 29.5
+
+
+def test_the_inbox_keeps_one_bot_s_accepted_messages_per_user_in_the_order_max_took_them() -> None:
+    import httpx
+
+    from server.devtools.fake_max import FakeMax
+    from tests.faults.cluster import bot_token
+    from tests.faults.play import Inbox
+
+    with FakeMax(tokens=None) as fake, httpx.Client(base_url=fake.url, timeout=5) as http:
+        def send(bot: str, chat: int, text: str) -> int:
+            return http.post("/messages", params={"chat_id": chat}, json={"text": text},
+                             headers={"Authorization": bot_token(bot)}).status_code
+
+        assert send("mine", 1, "one") == 200
+        assert send("other", 1, "not mine") == 200
+        fake.fail_next(1, 503)
+        assert send("mine", 1, "refused") == 503
+        assert send("mine", 2, "to someone else") == 200
+        fake.drop_next(1, "/messages", when="after")
+        with pytest.raises(httpx.TransportError):
+            send("mine", 1, "taken, answer lost")
+        inbox = Inbox(fake, "mine", {1})
+        inbox.refresh()
+    assert [(r.text, r.unknown) for r in inbox.by_user[1]] == [("one", False), ("taken, answer lost", True)]
