@@ -20,6 +20,8 @@ from server.devtools.fake_max import FakeMax
 from tests.redis_server import RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
+# The checkout the replicas run (default this one): set it to compare another branch under the same faults.
+SERVER_ROOT = Path(os.environ.get("BOTFLOW_FAULTS_SERVER", ROOT)).resolve()
 PG_SERVER = os.environ.get("BOTFLOW_TEST_PG_SERVER", "postgresql://postgres@127.0.0.1:5432")
 
 
@@ -136,8 +138,8 @@ class Cluster:
             env = {**os.environ, "BOTFLOW_DATABASE_URL": self.database_url, "BOTFLOW_REDIS_URL": self.redis.url,
                    "BOTFLOW_MAX_API_URL": self.fake.url, "BOTFLOW_BOOTSTRAP_TOKEN": self.admin_token,
                    "BOTFLOW_MAX_RATE": str(self.max_rate), "BOTFLOW_SECRET_KEY": "faults-" + self.db_name,
-                   "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-                   **self.extra_env}
+                   "PYTHONPATH": os.pathsep.join(filter(None, [str(SERVER_ROOT), os.environ.get("PYTHONPATH")])),
+                   "PYTHONDONTWRITEBYTECODE": "1", **self.extra_env}
             env.pop("BOTFLOW_PUBLIC_URL", None)
             self.replicas = [Replica(i, env, self.workdir) for i in range(self.size)]
             # The first one migrates the empty database; the others start once it has.

@@ -37,13 +37,19 @@ class Delivery:
 
 
 class Webhooks:
-    """Delivers updates like MAX: a non-200 or a timeout is retried with backoff, on another replica."""
+    """Delivers updates like MAX: a non-200 or a timeout is retried with backoff, on another replica.
 
-    def __init__(self, cluster: Cluster, bot: str, *, timeout: float = 10.0, deadline: float = 120.0) -> None:
+    The backoff starts at 0.25 s and doubles up to `backoff_cap` (1 s): short, so that a stall
+    measures how soon the runtime can serve the user again, not the retry schedule.
+    """
+
+    def __init__(self, cluster: Cluster, bot: str, *, timeout: float = 10.0, deadline: float = 120.0,
+                 backoff_cap: float = 1.0) -> None:
         self.cluster = cluster
         self.bot = bot
         self.timeout = timeout
         self.deadline = deadline
+        self.backoff_cap = backoff_cap
         self.http = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=500))
         self.non_200 = 0
         self.redelivered = 0
@@ -61,7 +67,7 @@ class Webhooks:
             return type(exc).__name__
 
     async def deliver(self, update: dict[str, Any], first: int | None = None) -> Delivery:
-        """Until a 200: each retry goes to the next replica, waiting 0.25 s, 0.5 s, ... up to 4 s between."""
+        """Until a 200: each retry goes to the next replica, waiting 0.25 s, 0.5 s, ... up to the cap between."""
         body = msgspec.json.encode(update)
         record = Delivery()
         size = len(self.cluster.replicas)
@@ -77,7 +83,7 @@ class Webhooks:
             self.non_200 += 1
             self.redelivered += 1
             await asyncio.sleep(wait)
-            wait = min(wait * 2, 4.0)
+            wait = min(wait * 2, self.backoff_cap)
             replica = (replica + 1) % size
         return record
 

@@ -35,14 +35,14 @@ def cluster() -> Iterator[Cluster]:
         made.close()
 
 
-def check(result: Result) -> None:
+def check(result: Result, max_stall: float = MAX_STALL) -> None:
     v = result.verdict
     figures = (f"{result.experiment.title}: lost {v.lost}, doubled {v.doubled} ({v.doubled_unexplained} not an "
                f"unknown outcome), unexpected {v.unexpected}, out of order {v.out_of_order}, "
                f"stall {v.stall:.1f} s, notes {result.notes}")
     assert v.users > 0 and v.expected > 0, figures
     assert (v.lost, v.doubled_unexplained, v.unexpected, v.out_of_order) == (0, 0, 0, 0), figures
-    assert v.stall <= MAX_STALL, figures
+    assert v.stall <= max_stall, figures
     assert not result.flagged, figures
 
 
@@ -58,4 +58,6 @@ async def test_fifty_parallel_updates_of_one_user_are_each_answered_once(cluster
                    "committed its turn, and its 30 s user lock answers that user's next updates with 503: the "
                    "user stalls about 30 s and the redelivered turns double or lose replies")
 async def test_a_replica_killed_with_locks_held_stalls_nobody_long(cluster: Cluster) -> None:
-    check(await run(cluster, BY_KEY["crash-lock-held"], QUICK["crash-lock-held"], quiet=QUICK_QUIET))
+    # Every send is held 1.5 s by MAX in this experiment: that much of the wait is MAX's.
+    check(await run(cluster, BY_KEY["crash-lock-held"], QUICK["crash-lock-held"], quiet=QUICK_QUIET),
+          MAX_STALL + 1.5)
