@@ -16,7 +16,18 @@ from server.runtime.stores.redis import RedisStore
 from server.runtime.stores.sql import SqlStore
 from tests.integration.runtime_support import REDIS_URL, pg_url, redis_prefix, sqlite_url  # noqa: F401
 
-KINDS = ["memory", "sqlite", "postgres", "redis"]
+from server.runtime.stores.resp import RedisPyClient
+from tests.redis_server import RedisServer
+
+# "redis-py": the same Redis store over redis-py on a unix socket, the path non-redis:// URLs take.
+KINDS = ["memory", "sqlite", "postgres", "redis", "redis-py"]
+
+
+@pytest.fixture(scope="module")
+def unix_redis():
+    """A private redis-server listening only on a unix socket."""
+    with RedisServer(unix=True) as server:
+        yield server
 
 
 class Clock:
@@ -42,9 +53,14 @@ async def store(request, tmp_path) -> AsyncIterator[DialogStore]:
     elif kind == "postgres":
         engine = make_engine(request.getfixturevalue("pg_url"))
         made = SqlStore(engine, clock)
-    else:  # timelines move on to a database (moved by hand here: `move_timeline`)
+    elif kind == "redis":  # timelines move on to a database (moved by hand here: `move_timeline`)
         engine = make_engine(request.getfixturevalue("sqlite_url"))
         made = RedisStore(REDIS_URL, prefix=request.getfixturevalue("redis_prefix"), clock=clock, timeline_db=engine)
+    else:  # redis-py, the client for rediss:// and unix:// URLs
+        url = request.getfixturevalue("unix_redis").url
+        engine = make_engine(request.getfixturevalue("sqlite_url"))
+        made = RedisStore(url, prefix="bf" + uuid.uuid4().hex[:8], clock=clock, client=RedisPyClient(url),
+                          timeline_db=engine)
     made.kind = kind  # type: ignore[attr-defined]
     made.test_clock = clock  # type: ignore[attr-defined]
     yield made
@@ -141,7 +157,7 @@ async def test_duplicates_are_recognised_after_the_dialog_ended(store: DialogSto
 async def test_an_idle_dialog_expires_after_its_ttl(store: DialogStore, bot: str) -> None:
     await save(store, bot, "3", Write(dialog("ask"), ttl=1))
     assert await store.session(bot, "3") is not None
-    if store.kind == "redis":  # type: ignore[attr-defined]
+    if store.kind.startswith("redis"):  # type: ignore[attr-defined]
         await asyncio.sleep(1.3)  # Redis keeps its own time
     else:
         store.test_clock.now += 1.5  # type: ignore[attr-defined]
