@@ -7,9 +7,12 @@ from typing import Any
 import msgspec
 
 from server.runtime.dispatch import Dispatcher
+from server.runtime.keys import Keys
+from server.runtime.outbox import Outbox
+from server.runtime.ratelimit import SharedRateLimiter
 from server.runtime.stores.redis import RedisStore
-from server.runtime.versions import BotInfo, Catalog
-from server.runtime.webhook import parse_update
+from server.runtime.catalog import BotInfo, Catalog
+from server.runtime.webhook import parse_max_update as parse_update
 
 PREFIX = "bench:botflow"
 BOT = BotInfo("bench", "bench-token", "bench-secret", "registration5", 1)
@@ -70,7 +73,8 @@ class Peer:
 
     @property
     def library(self) -> str:
-        return "botflow runtime (Redis store, 2 EVALSHA per update: lock+dedupe+load, save+timeline+mark+timer)"
+        return ("botflow runtime (Redis store, commit-first: lock+dedupe+load, save+timeline+mark+timer+outbox, "
+                "then per reply the outbox ack, which reserves the next send's shared rate slot)")
 
     async def setup(self) -> None:
         async def load_bot(bot_id: str) -> BotInfo | None:
@@ -83,8 +87,12 @@ class Peer:
             if item["op"] == "send":
                 self.replies[item["chat_id"]].append(item["text"])
 
-        self.store = RedisStore(self.redis_url, prefix=PREFIX)
-        self.dispatcher = Dispatcher(self.store, Catalog(load_bot, load_document), send)
+        self.store = RedisStore(self.redis_url, prefix=PREFIX, send_rate=1_000_000)
+        catalog = Catalog(load_bot, load_document)
+        # As in production: replies are committed with the turn, then sent under the bot's shared rate.
+        limiter = SharedRateLimiter(self.store.client, Keys(PREFIX).rate, rate=1_000_000)
+        self.outbox = Outbox(self.store, catalog, send, None, limiter)  # type: ignore[arg-type]
+        self.dispatcher = Dispatcher(self.store, catalog, self.outbox)
 
     def reset_counters(self) -> None:
         self.replies.clear()

@@ -17,7 +17,7 @@ from server.api.params import DbSession, PathStr
 from server.db.models import BotRow
 from server.errors import AppError
 from server.runtime.max_client import MaxApiError
-from server.runtime.sampling import bot_counts
+from server.runtime.bot_counts import bot_counts
 from server.services import bots as bot_service
 from server.services import publishing
 from web.pages import app_error, fragment, problem, redirect, refusal, render, user_of

@@ -5,7 +5,7 @@ import datetime as _dt
 import re
 from typing import Any
 
-from flows import inputs
+from flows import inputs, patterns
 from flows.model import Condition, Input
 
 try:  # Python 3.11+
@@ -112,11 +112,8 @@ def pattern_example(pattern: str | None) -> str | None:
         text = "".join(out)
     except (ValueError, TypeError, RecursionError, re.error, OverflowError):
         return None
-    rx = inputs.compiled_pattern(pattern)
-    if rx is None:
-        return None
     for candidate in (text, text.strip(), "text"):
-        if candidate.strip() and rx.search(candidate.strip()) is not None:
+        if candidate.strip() and patterns.search(pattern, candidate):
             return candidate.strip()
     return None
 

@@ -14,12 +14,10 @@ from typing import Any
 
 import msgspec
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from sqlalchemy import select
 
-from server.db.models import BotRow
 from server.errors import error_body
 from server.metrics import BUILD, REGISTRY
-from server.runtime.sampling import Sampler
+from server.runtime.gauges import sample_gauges
 
 log = logging.getLogger("botflow.metrics")
 PATH = "/metrics"
@@ -44,18 +42,12 @@ def _authorised(scope: dict[str, Any], token: str | None) -> bool:
     return False
 
 
-async def _bots(state: Any) -> list[str]:
-    async with state.db.session() as session:
-        return list((await session.execute(select(BotRow.id).order_by(BotRow.id))).scalars())
-
-
 class MetricsEndpoint:
     """Wraps the app's ASGI handler; answers GET /metrics and passes everything else through."""
 
     def __init__(self, inner: Any, token: str | None) -> None:
         self.inner = inner
         self.token = token
-        self.sampler = Sampler()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["path"] != PATH or scope["method"] not in ("GET", "HEAD"):
@@ -72,10 +64,10 @@ class MetricsEndpoint:
 
     async def _sample(self, state: Any) -> None:
         runtime = getattr(state, "runtime", None)
-        if runtime is None or not self.sampler.due():
+        if runtime is None:
             return
         try:
-            await asyncio.wait_for(self.sampler.refresh(runtime, await _bots(state)), SAMPLE_SECONDS)
+            await asyncio.wait_for(sample_gauges(runtime.store), SAMPLE_SECONDS)
         except Exception as exc:  # a scrape still answers with the counters and the previous sample
             log.warning("sampling dialogs and outbox for /metrics failed: %s", f"{type(exc).__name__}: {exc}")
 

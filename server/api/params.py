@@ -1,13 +1,12 @@
 """Explicit parameter kinds for handlers (Litestar 3 drops inferring them from names)."""
 from __future__ import annotations
 
-from typing import Annotated
-
 from litestar.di import NamedDependency
-from litestar.params import PathParameter
 from sqlalchemy.ext.asyncio import AsyncSession
+
+from server.http_params import PathInt, PathStr
+
+__all__ = ["DbSession", "PathInt", "PathStr"]
 
 # The request's database session, provided by server.app as the dependency "db_session".
 DbSession = NamedDependency[AsyncSession]
-PathStr = Annotated[str, PathParameter()]
-PathInt = Annotated[int, PathParameter()]

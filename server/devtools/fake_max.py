@@ -105,6 +105,11 @@ class FakeMax(FakeMaxApp):
             out.append(call["json"])
         return out
 
+    def hung_up(self, method: str = "POST", path: str = "/messages") -> list[Json]:
+        """Calls that took effect although the caller hung up before the answer was written."""
+        return [c for c in self.calls if c["method"] == method and c["path"] == path and c["status"] == 200
+                and (c["hung_up"] or c["dropped"] == "after")]
+
     def answers(self, token: str | None = None) -> list[Json]:
         """Accepted button answers: {"callback_id", "message", "notification"}, oldest first."""
         return [{"callback_id": c["query"].get("callback_id"), "message": c["json"].get("message"),
@@ -123,7 +128,7 @@ class FakeMax(FakeMaxApp):
 
     # ---- control routes, for when it runs on its own ------------------------------------------------
     async def _admin(self, method: str, path: str, query: dict[str, str], raw: bytes) -> tuple[int, Json]:
-        """GET /_fake/{calls,counts,messages}, POST /_fake/{fail,delay,down,updates,reset}."""
+        """GET /_fake/{calls,counts,messages}, POST /_fake/{fail,delay,drop,slow,down,rate,updates,reset}."""
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
@@ -140,11 +145,23 @@ class FakeMax(FakeMaxApp):
                 return 200, {"messages": self.sent_messages(
                     int(chat_id) if chat_id else None, int(user_id) if user_id else None)}
             if (method, path) == ("POST", "/_fake/fail"):
-                self.fail_next(int(body.get("n", 1)), int(body.get("status", 503)), body.get("path"))
+                retry_after = body.get("retry_after")
+                self.fail_next(int(body.get("n", 1)), int(body.get("status", 503)), body.get("path"),
+                               None if retry_after is None else float(retry_after))
             elif (method, path) == ("POST", "/_fake/delay"):
                 self.delay_next(int(body.get("n", 1)), float(body["seconds"]), body.get("path"))
+            elif (method, path) == ("POST", "/_fake/drop"):
+                self.drop_next(int(body.get("n", 1)), body.get("path"), str(body.get("when", "before")))
+            elif (method, path) == ("POST", "/_fake/slow"):
+                self.set_slow(float(body["seconds"]), body.get("path"))
             elif (method, path) == ("POST", "/_fake/down"):
-                self.set_down(bool(body.get("down", True)))
+                seconds = body.get("seconds")
+                self.set_down(bool(body.get("down", True)), None if seconds is None else float(seconds),
+                              drop=bool(body.get("drop", False)))
+            elif (method, path) == ("POST", "/_fake/rate"):
+                per_second = body.get("per_second")
+                self.set_rate_limit(None if per_second is None else float(per_second),
+                                    float(body.get("retry_after", 1.0)))
             elif (method, path) == ("POST", "/_fake/updates"):
                 updates = body["updates"] if "updates" in body else [body["update"]]
                 markers = [self.push_update(update, body.get("token")) for update in updates]

@@ -1,15 +1,18 @@
-"""A fake MAX Bot API as a plain ASGI app: records every call, fails or stalls on demand."""
+"""A fake MAX Bot API as a plain ASGI app: records every call, fails, stalls or cuts connections on demand."""
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
+import socket
+import struct
 import threading
 import time
 from collections import Counter, deque
 from typing import Any
 from urllib.parse import parse_qsl
 
+from server.devtools.fake_max_faults import DROP_POINTS, Faults, Plan
 from server.devtools.fake_max_protocol import (
     Invalid, bot_info, check_answer, check_message, check_subscription, int_param, sent_message,
 )
@@ -40,8 +43,7 @@ class FakeMaxApp:
         # A record is about 5 KB, so only the newest `max_calls` are kept; `counts` covers every call.
         self._calls: deque[Json] = deque(maxlen=max_calls)
         self._counts: Counter[str] = Counter()
-        self._faults: list[Json] = []
-        self._down = False
+        self._faults = Faults()
         self._subs: dict[str, dict[str, Json]] = {}
         self._queues: dict[str, list[tuple[int, Json]]] = {}
         self._committed: dict[str, int] = {}
@@ -88,20 +90,44 @@ class FakeMaxApp:
         self._wake(key)
         return seq
 
-    def fail_next(self, n: int = 1, status: int = 503, path: str | None = None) -> None:
-        """Answer the next `n` API calls (to `path`, if given) with `status` and a MAX error body."""
+    def fail_next(self, n: int = 1, status: int = 503, path: str | None = None,
+                  retry_after: float | None = None) -> None:
+        """Answer the next `n` API calls (to `path`, if given) with `status`, a MAX error body and Retry-After."""
+        if not 400 <= status <= 599:
+            raise ValueError("status must be an HTTP error status (400-599)")
         with self._lock:
-            self._faults.append({"kind": "fail", "n": n, "status": status, "path": path})
+            self._faults.add("fail", n, path, status=status, retry_after=retry_after)
 
     def delay_next(self, n: int, seconds: float, path: str | None = None) -> None:
         """Hold the next `n` API calls (to `path`, if given) for `seconds` before answering."""
         with self._lock:
-            self._faults.append({"kind": "delay", "n": n, "seconds": seconds, "path": path})
+            self._faults.add("delay", n, path, seconds=seconds)
 
-    def set_down(self, down: bool = True) -> None:
-        """While down, every API call gets 503 service.unavailable."""
+    def drop_next(self, n: int = 1, path: str | None = None, when: str = "before") -> None:
+        """Cut the connection of the next `n` calls (a reset, no answer): "before" or "after" the call took effect."""
+        if when not in DROP_POINTS:
+            raise ValueError("when must be 'before' or 'after'")
         with self._lock:
-            self._down = down
+            self._faults.add("drop", n, path, when=when)
+
+    def set_slow(self, seconds: float, path: str | None = None) -> None:
+        """Hold every call (to `path`, if given) for `seconds` until set back to 0: a slow MAX."""
+        with self._lock:
+            if seconds > 0:
+                self._faults.slow[path] = seconds
+            else:
+                self._faults.slow.pop(path, None)
+
+    def set_down(self, down: bool = True, seconds: float | None = None, *, drop: bool = False) -> None:
+        """While down (for `seconds`, or until set up again), every call gets 503, or its connection cut (`drop`)."""
+        with self._lock:
+            self._faults.set_down(down, seconds, drop)
+
+    def set_rate_limit(self, per_second: float | None, retry_after: float = 1.0) -> None:
+        """Refuse a bot's calls beyond `per_second` in any second with 429 and Retry-After; None lifts it."""
+        with self._lock:
+            self._faults.rate = per_second
+            self._faults.rate_retry_after = retry_after
 
     def clear(self) -> None:
         """Forget calls, pending failures and delays, queued updates and subscriptions; come back up."""
@@ -109,7 +135,6 @@ class FakeMaxApp:
             self._calls.clear()
             self._counts.clear()
             self._faults.clear()
-            self._down = False
             self._subs.clear()
             self._queues.clear()
             self._committed.clear()
@@ -130,16 +155,6 @@ class FakeMaxApp:
         self._closing = True
         self._wake(None)
 
-    def _take_fault(self, kind: str, path: str) -> Json | None:
-        """Consume one matching pending fault of `kind`, if any (caller holds the lock)."""
-        for fault in self._faults:
-            if fault["kind"] == kind and fault["path"] in (None, path):
-                fault["n"] -= 1
-                if fault["n"] <= 0:
-                    self._faults.remove(fault)
-                return fault
-        return None
-
     def _authorised(self, token: str) -> bool:
         return bool(token) and (not self.tokens or token in self.tokens)
 
@@ -158,21 +173,34 @@ class FakeMaxApp:
         raw = b"".join(chunks)
         path = scope["path"]
         query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
+        headers = [(b"content-type", b"application/json; charset=utf-8")]
         if path.startswith("/_fake/"):
             status, answer = await self._admin(scope["method"], path, query, raw)
         else:
-            status, answer = await self._api(scope, path, query, raw)
+            # Resolves when the caller hangs up: a held call notices it, and the record says so.
+            gone = asyncio.ensure_future(receive())
+            try:
+                status, answer, plan, record = await self._api(scope, path, query, raw, gone)
+                if plan.drop is not None:
+                    await _cut(send)
+                    return
+                if status == 429 or plan.retry_after is not None:
+                    headers.append((b"retry-after", b"%g" % (plan.retry_after or 1)))
+                await asyncio.sleep(0)  # let a hang-up that already arrived be seen
+                record["hung_up"] = gone.done()
+            finally:
+                gone.cancel()
         body = json.dumps(answer, ensure_ascii=False).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json; charset=utf-8"),
-                                (b"content-length", str(len(body)).encode())]})
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
     async def _admin(self, method: str, path: str, query: dict[str, str], raw: bytes) -> tuple[int, Json]:
         """Control routes under /_fake/ (added by FakeMax); the bare app has none."""
         return _error(404, f"Path {path} is not recognized")
 
-    async def _api(self, scope: Json, path: str, query: dict[str, str], raw: bytes) -> tuple[int, Json]:
+    async def _api(self, scope: Json, path: str, query: dict[str, str], raw: bytes,
+                   gone: asyncio.Future[Any]) -> tuple[int, Json, Plan, Json]:
         """Record the call, apply injected trouble, check the token, route it."""
         method = scope["method"]
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
@@ -185,21 +213,23 @@ class FakeMaxApp:
         except ValueError:
             payload, bad_json = None, True
         record = {"method": method, "path": path, "query": query, "headers": headers, "json": payload,
-                  "status": None, "response": None, "time": time.time(),
-                  "bot": bot_key(token) if token else None}
+                  "status": None, "response": None, "time": time.time(), "answered": None,
+                  "bot": bot_key(token) if token else None, "hung_up": False, "dropped": None}
         with self._lock:
             self._calls.append(record)
-            delay = self._take_fault("delay", path)
-            down = self._down
-            fault = None if down or not self._authorised(token) else self._take_fault("fail", path)
-        if delay is not None:
-            await asyncio.sleep(delay["seconds"])
-        if down:
+            plan = self._faults.plan(path, record["bot"], self._authorised(token))
+        if plan.hold > 0:
+            await asyncio.wait([gone], timeout=plan.hold)
+        if plan.drop == "before":
+            status, answer = 0, {}
+        elif plan.status == 503:
             status, answer = _error(503, "Service is temporarily unavailable")
-        elif not self._authorised(token):
+        elif plan.status == 401:
             status, answer = _error(401, "Invalid access_token")
-        elif fault is not None:
-            status, answer = _error(fault["status"], "Injected failure")
+        elif plan.status == 429:
+            status, answer = _error(429, "Too many requests")
+        elif plan.status is not None:
+            status, answer = _error(plan.status, "Injected failure")
         elif path not in ROUTES:
             status, answer = _error(404, f"Path {path} is not recognized")
         elif method not in ROUTES[path]:
@@ -211,10 +241,11 @@ class FakeMaxApp:
                 status, answer = 200, await self._route(method, path, query, payload, record["bot"])
             except Invalid as exc:
                 status, answer = _error(400, str(exc))
-        record["status"], record["response"] = status, answer
+        record["status"], record["response"], record["answered"] = status, answer, time.time()
+        record["dropped"] = plan.drop
         with self._lock:
-            self._counts[f"{method} {path} {status}"] += 1
-        return status, answer
+            self._counts[f"{method} {path} {'dropped' if plan.drop == 'before' else status}"] += 1
+        return status, answer, plan, record
 
     async def _route(self, method: str, path: str, query: dict[str, str], payload: Any, key: str) -> Json:
         if path == "/messages":
@@ -298,3 +329,19 @@ class FakeMaxApp:
                 await asyncio.wait_for(waker.wait(), remaining)
             except TimeoutError:
                 pass
+
+
+async def _cut(send: Any) -> None:
+    """Reset the caller's connection without an answer (uvicorn's `send` is bound to the connection's cycle)."""
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if transport is None:
+        raise RuntimeError("this server does not let the fake cut a connection")
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST, not FIN
+        except OSError:
+            pass
+    transport.abort()
+    for _ in range(3):
+        await asyncio.sleep(0)  # let the server see the connection gone before the app returns

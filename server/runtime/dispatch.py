@@ -1,28 +1,36 @@
-"""One path for every update: lock → load → step → send → save (dialog, timeline, mark, timer, outbox) → unlock."""
+"""One turn protocol for every update: lock → load → step → one commit (replies queued) → unlock → send."""
 from __future__ import annotations
 
 import asyncio
 import logging
 import math
 import time
-from contextlib import suppress
-from typing import Any, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Callable
 
 from flows.engine import step
-from flows.timers import reminder_at, timeout_at
 from flows.model import Flow
 from flows.session import Session, StepResult, Update
+from flows.timers import reminder_at, timeout_at
+from server import metrics
 from server.runtime import timeline
-from server.runtime.max_client import MaxApiError
-from server.runtime.stores.base import BUSY, DUPLICATE, DialogStore, Loaded, StoreUnavailable, Write, new_token
-from server.runtime.versions import BotInfo, Catalog
+from server.runtime.catalog import BotInfo, Catalog
+from server.runtime.loop import repeat
+from server.runtime.outbox import LEASE as OUTBOX_LEASE, Outbox
+from server.runtime.stores.base import (
+    BUSY, DUPLICATE, LOCK_MS, DialogStore, Loaded, Next, StoreUnavailable, Write, new_token,
+)
 from server.runtime.webhook import Incoming
 
 log = logging.getLogger("botflow.runtime.dispatch")
 
-SendFn = Callable[[BotInfo, dict[str, Any]], Awaitable[Any]]
 # Ten years: longer than any dialog is kept in practice, far inside what every store accepts as a TTL.
 MAX_KEY_TTL = 10 * 365 * 24 * 3600.0
+# While MAX is slow, how long a webhook waits for its own replies to leave before it answers anyway:
+# they are committed, so a slow MAX only delays the answer this long, never the reply's safety.
+REPLY_WAIT = 2.0
+# A held lock is renewed once a turn has run this long (a slow catalog load, a stalled loop).
+RENEW_AFTER = LOCK_MS / 1000 / 3
 
 
 def due(flow: Flow, session: Session) -> float | None:
@@ -61,133 +69,220 @@ class UserLocks:
             del self._held[key]
 
 
-def reply_items(result: StepResult, user: str, chat: int | None, callback_id: str | None) -> list[dict[str, Any]]:
+class Turn:
+    """An open turn: the user's lock is held until `Dispatcher.commit` or the end of `Dispatcher.opened`."""
+
+    __slots__ = ("bot", "user", "token", "loaded", "closed", "queued", "first", "started")
+
+    def __init__(self, bot: str, user: str) -> None:
+        self.bot, self.user, self.token = bot, user, new_token()
+        self.loaded = Loaded(BUSY)
+        self.closed = False  # committed, released, or never locked (a duplicate)
+        self.queued = False  # the commit queued sends
+        self.first: Next | None = None  # the commit made this turn the sender of the user's outbox
+        self.started = time.monotonic()
+
+    @property
+    def duplicate(self) -> bool:
+        return self.loaded.status == DUPLICATE
+
+
+def reply_items(result: StepResult, user: str, chat: int | None, callback_id: str | None,
+                now: float) -> list[dict[str, Any]]:
     """The MAX calls a turn makes, in order: the press acknowledgement first, then one message per reply."""
     items: list[dict[str, Any]] = []
     if callback_id is not None:
-        items.append({"id": new_token(), "op": "answer", "callback_id": callback_id})
+        items.append({"id": new_token(), "op": "answer", "callback_id": callback_id, "queued": now})
     for reply in result.replies:
         items.append({"id": new_token(), "op": "send", "chat_id": chat, "user_id": int(user) if chat is None else None,
-                      "text": reply.text, "buttons": reply.buttons})
+                      "text": reply.text, "buttons": reply.buttons, "queued": now})
     return items
 
 
 class Dispatcher:
     """Runs turns for webhooks, timers, API events and publishes against one store."""
 
-    def __init__(self, store: DialogStore, catalog: Catalog, send: SendFn, *,
-                 clock: Callable[[], float] = time.time, lock_wait: float = 10.0) -> None:
+    def __init__(self, store: DialogStore, catalog: Catalog, outbox: Outbox, *,
+                 clock: Callable[[], float] = time.time, lock_wait: float = 10.0,
+                 reply_wait: float = REPLY_WAIT) -> None:
         self.store = store
         self.catalog = catalog
-        self.send = send
+        self.outbox = outbox
         self.clock = clock
         self.lock_wait = lock_wait
+        self.reply_wait = reply_wait
         self.locks = UserLocks()
+        self.held: dict[tuple[str, str], Turn] = {}
+        self._store_errors = metrics.STORE_ERRORS.labels(store=store.name)
+        self._turn_seconds: dict[tuple[str, str], Any] = {}  # metric children, looked up once per label set
 
-    async def _begin(self, bot_id: str, user: str, token: str, dedupe: str | None) -> Loaded:
-        loaded = await self.store.begin(bot_id, user, token, dedupe)
+    async def _begin(self, turn: Turn, dedupe: str | None) -> Loaded:
+        loaded = await self.store.begin(turn.bot, turn.user, turn.token, dedupe)
         if loaded.status != BUSY:
             return loaded
         # Another replica holds the dialog: poll with a short, growing pause.
-        deadline, pause = time.monotonic() + self.lock_wait, 0.002
+        metrics.LOCK_BUSY.inc()
+        waited = time.monotonic()
+        deadline, pause = waited + self.lock_wait, 0.002
         while loaded.status == BUSY:
             if time.monotonic() > deadline:
-                raise StoreUnavailable(f"dialog {bot_id}/{user} stayed locked for {self.lock_wait} s")
+                raise StoreUnavailable(f"dialog {turn.bot}/{turn.user} stayed locked for {self.lock_wait} s")
             await asyncio.sleep(min(pause, loaded.retry_ms / 1000))
             pause = min(pause * 2, 0.05)
-            loaded = await self.store.begin(bot_id, user, token, dedupe)
+            loaded = await self.store.begin(turn.bot, turn.user, turn.token, dedupe)
+        metrics.LOCK_WAIT_SECONDS.observe(time.monotonic() - waited)
         return loaded
+
+    @asynccontextmanager
+    async def opened(self, bot_id: str, user: str, dedupe: str | None = None) -> AsyncIterator[Turn]:
+        """The one way into a dialog: its lock is held inside the block and always let go after it.
+
+        Inside, `commit` saves the turn; leaving without a commit releases the lock unchanged. A duplicate
+        delivery (`turn.duplicate`) holds no lock at all. Nothing inside may wait on MAX or a webhook.
+        """
+        key = (bot_id, user)
+        turn = Turn(bot_id, user)
+        await self.locks.acquire(key)
+        try:
+            try:
+                turn.loaded = await self._begin(turn, dedupe)
+            except StoreUnavailable:
+                self._store_errors.inc()
+                raise
+            if turn.duplicate:
+                turn.closed = True
+            self.held[key] = turn
+            try:
+                yield turn
+            finally:
+                self.held.pop(key, None)
+                if not turn.closed:
+                    turn.closed = True
+                    try:
+                        await self.store.release(bot_id, user, turn.token, turn.loaded)
+                    except StoreUnavailable:  # the lock expires by itself within LOCK_MS
+                        self._store_errors.inc()
+        finally:
+            self.locks.release(key)
+
+    async def commit(self, turn: Turn, write: Write) -> None:
+        """Save the turn (dialog, mark, timeline, timers, replies, actions) at once and unlock."""
+        try:
+            turn.first = await self.store.commit(turn.bot, turn.user, turn.token, write, turn.loaded)
+        except StoreUnavailable:
+            self._store_errors.inc()
+            raise
+        turn.closed = True
+        turn.queued = bool(write.outbox)
+
+    async def keep_locks(self) -> None:
+        """Renew the locks of turns running longer than RENEW_AFTER, forever (a background loop)."""
+        await repeat("lock renewal", self._renew_once, RENEW_AFTER / 2, log)
+
+    async def _renew_once(self) -> None:
+        now = time.monotonic()
+        for turn in [t for t in self.held.values() if not t.closed and now - t.started > RENEW_AFTER]:
+            if not await self.store.renew(turn.bot, turn.user, turn.token):
+                log.warning("lock of %s/%s lost during a slow turn", turn.bot, turn.user,
+                            extra={"event": "lock_lost", "bot": turn.bot, "user": turn.user})
+
+    async def _sent(self, bot: BotInfo, turn: Turn, wait: float) -> None:
+        """After the commit: send what it queued at once, waiting at most `wait` for it."""
+        if turn.first is not None:
+            await self.outbox.start(bot, turn.user, turn.token, turn.first, wait)
+        elif turn.queued:
+            await self.outbox.settle(bot.id, turn.user, wait)
 
     async def handle(self, bot: BotInfo, incoming: Incoming) -> StepResult | None:
         """A webhook delivery; None for a duplicate or a bot that serves nothing yet."""
-        key = (bot.id, incoming.user)
-        await self.locks.acquire(key)
-        try:
-            token = new_token()
-            loaded = await self._begin(bot.id, incoming.user, token, incoming.dedupe)
-            if loaded.status == DUPLICATE:
-                if incoming.callback_id is not None:  # the client is still waiting: acknowledge again
-                    await self.deliver(bot, [{"id": token, "op": "answer", "callback_id": incoming.callback_id}], [])
-                return None
-            return await self.run(bot, incoming.user, incoming.update, token, loaded, chat=incoming.chat_id,
-                                  dedupe=incoming.dedupe, callback_id=incoming.callback_id)
-        finally:
-            self.locks.release(key)
+        started = time.perf_counter()
+        async with self.opened(bot.id, incoming.user, incoming.dedupe) as turn:
+            if not turn.duplicate:
+                result = await self._run(bot, turn, incoming.update, chat=incoming.chat_id,
+                                         dedupe=incoming.dedupe, callback_id=incoming.callback_id)
+        if turn.duplicate:
+            metrics.DUPLICATE_DELIVERIES.labels(bot=bot.id).inc()
+            self._observe(incoming.update, "duplicate", started, bot, turn)
+            if incoming.callback_id is not None:  # the client is still waiting: acknowledge again
+                await self.outbox.send_now(bot, {"id": turn.token, "op": "answer",
+                                                 "callback_id": incoming.callback_id})
+            return None
+        self._observe(incoming.update, result.outcome if result else "no_flow", started, bot, turn)
+        await self._sent(bot, turn, self.reply_wait)
+        return result
 
     async def turn(self, bot: BotInfo, user: str, update: Update, *, require_dialog: bool = False,
-                   require_fire: bool = False) -> tuple[str, StepResult | None]:
+                   require_fire: bool = False, wait: float | None = None) -> tuple[str, StepResult | None]:
         """A turn not from a webhook (timer tick, API event); returns (status, result).
 
         status: "ok", "no_dialog" (require_dialog and none exists), "not_fired" (require_fire and no
-        transition took the update: nothing was written).
+        transition took the update: nothing was written). `wait` bounds the wait for its replies.
         """
-        key = (bot.id, user)
-        await self.locks.acquire(key)
-        try:
-            token = new_token()
-            loaded = await self._begin(bot.id, user, token, None)
-            if require_dialog and loaded.session is None:
-                await self.store.release(bot.id, user, token, loaded)
-                return "no_dialog", None
-            result = await self.run(bot, user, update, token, loaded, require_fire=require_fire)
-            if require_fire and (result is None or result.transition is None):
-                return "not_fired", result
-            return "ok", result
-        finally:
-            self.locks.release(key)
+        started = time.perf_counter()
+        status, result = "ok", None
+        async with self.opened(bot.id, user) as turn:
+            if require_dialog and turn.loaded.session is None:
+                status = "no_dialog"
+            else:
+                result = await self._run(bot, turn, update, require_fire=require_fire)
+                if require_fire and (result is None or result.transition is None):
+                    status = "not_fired"
+        self._observe(update, status if status != "ok" else (result.outcome if result else "no_flow"),
+                      started, bot, turn)
+        await self._sent(bot, turn, self.reply_wait if wait is None else wait)
+        return status, result
 
-    async def run(self, bot: BotInfo, user: str, update: Update, token: str, loaded: Loaded, *,
-                  chat: int | None = None, dedupe: str | None = None, callback_id: str | None = None,
-                  require_fire: bool = False) -> StepResult | None:
-        """Step the loaded dialog, send, save; the lock is released on every path."""
-        try:
-            now = self.clock()
-            stored = loaded.session
-            session = Session.from_dict(stored) if stored is not None else None
-            latest = await self.catalog.serving(bot)
-            flow = await self.catalog.flow(session.flow, session.version) if session is not None else None
-            if flow is None:
-                session, flow = None, latest  # never started, or its version is gone
-            if flow is None:  # the bot serves nothing (deleted?): a dialog left over is dropped
-                if stored is not None:
-                    await self.store.commit(bot.id, user, token, Write(None, dedupe=dedupe), loaded)
-                else:
-                    await self.store.release(bot.id, user, token, loaded)
-                if callback_id is not None:
-                    await self.deliver(bot, reply_items(StepResult(None), user, chat, callback_id), [])
-                return None
-            result = step(flow, session, update, now, latest=latest)
-            if require_fire and result.transition is None:
-                await self.store.release(bot.id, user, token, loaded)
-                return result
-            if chat is None and stored is not None:
-                chat = stored.get("chat_id")
-            after = result.session.to_dict() if result.session is not None else None
-            if after is not None and chat is not None:
-                after["chat_id"] = chat
-            items = reply_items(result, user, chat, callback_id)
-            notes: list[str] = []
-            # Replies already waiting for this user go first: new ones queue behind them.
-            queued = items if loaded.pending else await self.deliver(bot, items, notes)
-            had_timer = stored is not None and stored.get("due") is not None
-            write = self._write(flow, latest, result, after, now, dedupe, queued, bot.id, user, had_timer)
-            quiet = update.kind == "tick" and result.outcome == "ignored"
-            if not quiet:
-                before = session.state if session is not None else None
-                write.timeline = timeline.record(now, update, before, result, after, notes)
-            await self.store.commit(bot.id, user, token, write, loaded)
+    def _observe(self, update: Update, outcome: str, started: float, bot: BotInfo, turn: Turn) -> None:
+        elapsed = time.perf_counter() - started
+        child = self._turn_seconds.get((update.kind, outcome))
+        if child is None:
+            child = self._turn_seconds[(update.kind, outcome)] = metrics.TURN_SECONDS.labels(
+                kind=update.kind, outcome=outcome)
+        child.observe(elapsed)
+        if log.isEnabledFor(logging.DEBUG):
+            stored = turn.loaded.session or {}
+            log.debug("turn", extra={"event": "turn", "bot": bot.id, "flow": stored.get("flow"),
+                                     "version": stored.get("version"), "user": turn.user, "outcome": outcome,
+                                     "duration_ms": round(elapsed * 1000, 3)})
+
+    async def _run(self, bot: BotInfo, turn: Turn, update: Update, *, chat: int | None = None,
+                   dedupe: str | None = None, callback_id: str | None = None,
+                   require_fire: bool = False) -> StepResult | None:
+        """Step the loaded dialog and commit; without a commit the lock is released by `opened`."""
+        now = self.clock()
+        stored = turn.loaded.session
+        session = Session.from_dict(stored) if stored is not None else None
+        latest = await self.catalog.serving(bot)
+        flow = await self.catalog.flow(session.flow, session.version) if session is not None else None
+        if flow is None:
+            session, flow = None, latest  # never started, or its version is gone
+        if flow is None:  # the bot serves nothing (deleted?): a dialog left over is dropped
+            items = reply_items(StepResult(None), turn.user, chat, callback_id, now)
+            if stored is not None or items:
+                await self.commit(turn, Write(None, dedupe=dedupe, outbox=items, outbox_lease=OUTBOX_LEASE))
+            return None
+        if update.kind == "tick" and stored is not None and stored.get("due") is not None and stored["due"] <= now:
+            metrics.TIMER_LAG_SECONDS.observe(now - stored["due"])
+        result = step(flow, session, update, now, latest=latest)
+        if require_fire and result.transition is None:
             return result
-        except BaseException:
-            with suppress(Exception):
-                await self.store.release(bot.id, user, token, loaded)
-            raise
+        if chat is None and stored is not None:
+            chat = stored.get("chat_id")
+        after = result.session.to_dict() if result.session is not None else None
+        if after is not None and chat is not None:
+            after["chat_id"] = chat
+        had_timer = stored is not None and stored.get("due") is not None
+        write = self._write(flow, latest, result, after, now, dedupe, turn.bot, turn.user, had_timer)
+        write.outbox = reply_items(result, turn.user, chat, callback_id, now)
+        if not (update.kind == "tick" and result.outcome == "ignored"):
+            before = session.state if session is not None else None
+            write.timeline = timeline.record(now, update, before, result, after)
+        await self.commit(turn, write)
+        return result
 
     def _write(self, flow: Flow, latest: Flow | None, result: StepResult, after: dict[str, Any] | None,
-               now: float, dedupe: str | None, queued: list[dict[str, Any]], bot_id: str, user: str,
-               had_timer: bool) -> Write:
-        for item in queued:
-            item.setdefault("queued", now)
-        write = Write(after, dedupe=dedupe, outbox=queued, outbox_at=now, had_timer=had_timer)
+               now: float, dedupe: str | None, bot_id: str, user: str, had_timer: bool) -> Write:
+        write = Write(after, dedupe=dedupe, had_timer=had_timer, outbox_lease=OUTBOX_LEASE)
         if result.session is not None:
             runs_on = flow
             if latest is not None and (result.session.flow, result.session.version) == (latest.id, latest.version):
@@ -195,23 +290,9 @@ class Dispatcher:
             ttl = result.session.updated_at + runs_on.settings.session_ttl - now
             # session_ttl has no upper bound; stores (Redis EX) take at most a 64-bit count of seconds.
             write.ttl = max(1, math.ceil(min(ttl, MAX_KEY_TTL)))
+            # Recomputed on every turn that reaches the dialog: the engine's idle clocks decide the time.
             write.timer_due = due(runs_on, result.session)
             after["due"] = write.timer_due  # type: ignore[index]
         write.actions = [{"id": new_token(), "bot": bot_id, "user": user, "url": effect.url, "data": effect.data,
                           "created": now, "attempts": 0} for effect in result.effects if effect.type == "webhook"]
         return write
-
-    async def deliver(self, bot: BotInfo, items: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]:
-        """Send in order; return what must wait in the outbox (from the first retryable failure on)."""
-        for n, item in enumerate(items):
-            try:
-                await self.send(bot, item)
-            except MaxApiError as exc:
-                if exc.retryable:
-                    return items[n:]
-                notes.append(f"{item['op']} refused by MAX: {exc}")
-                log.warning("bot %s: %s refused: %s", bot.id, item["op"], exc)
-            except Exception as exc:  # noqa: BLE001 - unknown failure: keep the reply rather than lose it
-                log.warning("bot %s: %s failed, queued: %r", bot.id, item["op"], exc)
-                return items[n:]
-        return []

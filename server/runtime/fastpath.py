@@ -3,7 +3,7 @@
 Routing, the middleware stack (sessions, CSRF, auth: none of which a webhook uses), handler signature
 parsing and the Request/Response models cost more CPU per delivery than the turn itself. Only a
 well-formed `POST /webhooks/max/<bot>` with a Content-Length within the body limit takes this path; it
-answers exactly as `routes.max_webhook` does (same `answer`), and everything else goes to Litestar.
+answers exactly as `routes.max_webhook` does (same `webhook.answer`), and everything else goes to Litestar.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from typing import Any
 import msgspec
 
 from server.errors import error_body
-from server.runtime.routes import SECRET_HEADER, answer
+from server import metrics
+from server.runtime.webhook import SECRET_HEADER, answer
 
 log = logging.getLogger("botflow.runtime.webhook")
 
@@ -71,6 +72,7 @@ class FastWebhooks:
             return
         except Exception:  # noqa: BLE001 - as Litestar's handler for unexpected errors: 500, logged
             log.exception("unhandled error on POST %s", path)
+            metrics.WEBHOOK_REQUESTS.labels(bot="-", status="500").inc()
             status, content = 500, _FAILED
         await send({"type": "http.response.start", "status": status,
                     "headers": [_JSON, (b"content-length", b"%d" % len(content))]})

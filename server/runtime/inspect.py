@@ -3,17 +3,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Awaitable, TypeVar
 
+import msgspec
 from litestar import Request, get, post
 from litestar.params import QueryParameter
 
 from flows.session import Update
-from server.api.params import PathInt, PathStr
+from server.http_params import PathInt, PathStr
 from server.auth import requires_role
 from server.errors import AppError, BadRequest, Conflict, NotFound
 from server.runtime import timeline
-from server.runtime.stores.base import LockLost, StoreUnavailable
-from server.runtime.stores.resp import RedisError
-from server.runtime.versions import BotInfo
+from server.runtime.catalog import BotInfo
+from server.runtime.stores.base import StoreUnavailable
 
 T = TypeVar("T")
 USER_PATH = "/api/bots/{bot_id:str}/users/{user_id:str}"
@@ -28,8 +28,18 @@ async def _read(awaitable: Awaitable[T]) -> T:
     """A store read; an unreachable store is a 503, not a 500."""
     try:
         return await awaitable
-    except (StoreUnavailable, RedisError) as exc:
+    except StoreUnavailable as exc:
         raise Unavailable(f"Dialog storage is unreachable: {exc}") from exc
+
+
+async def _body(request: Request) -> Any:
+    """The JSON body; anything unreadable (or nested too deeply to read) is a 400 with the reason."""
+    try:
+        return msgspec.json.decode(await request.body())
+    except msgspec.DecodeError as exc:
+        raise BadRequest(f"The body is not JSON: {exc}.") from None
+    except RecursionError:
+        raise BadRequest("The body is nested too deeply to read; send {\"name\", \"payload\"}.") from None
 
 
 async def _bot(request: Request, bot_id: str) -> BotInfo:
@@ -45,8 +55,9 @@ def _session_view(stored: dict[str, Any]) -> dict[str, Any]:
 
 
 @post(USER_PATH + "/events", guards=[requires_role("editor")], status_code=200, summary="Send an event to a dialog")
-async def send_event(request: Request, bot_id: PathStr, user_id: PathStr, data: dict[str, Any]) -> dict[str, Any]:
+async def send_event(request: Request, bot_id: PathStr, user_id: PathStr) -> dict[str, Any]:
     """The `event` trigger: 200 {"state","fired"} when a transition took it, 409 when none did, 404 without a dialog."""
+    data = await _body(request)
     name = data.get("name") if isinstance(data, dict) else None
     payload = data.get("payload") if isinstance(data, dict) else None
     if not isinstance(name, str) or not name:
@@ -58,7 +69,7 @@ async def send_event(request: Request, bot_id: PathStr, user_id: PathStr, data: 
     try:
         status, result = await runtime.dispatcher.turn(bot, user_id, Update.event(name, payload),
                                                        require_dialog=True, require_fire=True)
-    except (StoreUnavailable, LockLost, RedisError) as exc:
+    except StoreUnavailable as exc:
         raise Unavailable(f"Dialog storage is unreachable: {exc}") from exc
     if status == "no_dialog" or (status == "not_fired" and result is None):
         raise NotFound(f"User {user_id} has no dialog with bot {bot_id!r}.")

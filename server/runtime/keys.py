@@ -8,19 +8,27 @@ FORMAT_VERSION = "v1"
 class Keys:
     """Builds every key the runtime uses under one prefix (tests pass a unique prefix)."""
 
-    __slots__ = ("base", "timers", "outq", "actq", "acts", "channel")
+    __slots__ = ("base", "timers", "outq", "outc", "actq", "acts", "rate", "timeline", "mover", "channel")
 
     def __init__(self, prefix: str = "botflow") -> None:
         self.base = f"{prefix}:{FORMAT_VERSION}:"
         self.timers = self.base + "timers"  # zset: member -> due time
-        self.outq = self.base + "outq"  # zset: member -> next delivery attempt of that user's outbox
+        self.outq = self.base + "outq"  # zset: member -> next look at that user's outbox (retry or claim end)
+        self.outc = self.base + "outc"  # hash: member -> owner token of the claim on that user's outbox
         self.actq = self.base + "actq"  # zset: action id -> next attempt
         self.acts = self.base + "acts"  # hash: action id -> action JSON
+        self.timeline = self.base + "tl"  # stream: timeline records on their way to the database
+        self.mover = self.base + "tl:mover"  # string, PX: the replica moving the stream right now
+        self.rate = self.base + "rate:"  # + bot: string, the bot's shared send schedule (GCRA)
         self.channel = self.base + "publish"  # pub/sub: publications and bot changes
 
     def user(self, bot: str, user: str) -> str:
         """The common part of one dialog's keys; the braces keep them in one cluster slot."""
         return f"{self.base}{{{bot}:{user}}}:"
+
+    def marks(self, bot: str, bucket: int) -> str:
+        """The set of a bot's duplicate marks made in one time bucket (see stores.redis.mark)."""
+        return f"{self.base}dd:{bot}:{bucket}"
 
     def dialog_pattern(self, bot: str) -> str:
         """SCAN pattern matching every dialog key of a bot."""

@@ -7,28 +7,37 @@ import logging
 import os
 from typing import Any
 
-from server.runtime import publish
+import httpx
+
+from server.egress import Allow
+from server.runtime import publish_sessions
+from server.runtime.catalog import Catalog, db_loaders
 from server.runtime.dispatch import Dispatcher
 from server.runtime.keys import Keys
-from server.runtime.max_client import MaxClient
-from server.runtime.outbox import MaxSender, Outbox
+from server.runtime.loop import repeat
+from server.runtime.max_client import SEND_TIMEOUT, MaxClient
+from server.runtime.notifier import Notifier
+from server.runtime.outbox import ACTION_TIMEOUT, MaxSender, Outbox
+from server.runtime.ratelimit import RateLimiter, SharedRateLimiter
 from server.runtime.stores.base import DialogStore, StoreUnavailable
 from server.runtime.timers import Timers
-from server.runtime.transport import LeanClient, make_client
-from server.runtime.versions import Catalog, Notifier, db_loaders
+from server.runtime.transport import LeanClient
 
 log = logging.getLogger("botflow.runtime")
 
 GC_YOUNG = 5000  # allocations between young-generation collections
+TIMELINE_EVERY = 0.5  # seconds between moves of timeline records from Redis to the database
 
 
-def make_store(redis_url: str | None, engine: Any, prefix: str) -> DialogStore:
-    """Redis when configured, else the app's database."""
+def make_store(redis_url: str | None, engine: Any, prefix: str, send_rate: float | None = None) -> DialogStore:
+    """Redis when configured (reserving each bot's send slots at `send_rate`, timelines moved to the
+    app's database), else the app's database."""
     if redis_url:
         from server.runtime.stores.redis import RedisStore
         from server.runtime.stores.resp import connect
 
-        return RedisStore(redis_url, prefix=prefix, client=connect(redis_url))
+        return RedisStore(redis_url, prefix=prefix, client=connect(redis_url), send_rate=send_rate,
+                          timeline_db=engine)
     from server.runtime.stores.sql import SqlStore
 
     return SqlStore(engine)
@@ -40,20 +49,28 @@ class Runtime:
     def __init__(self, settings: Any, db: Any) -> None:
         prefix = os.environ.get("BOTFLOW_REDIS_PREFIX") or "botflow"
         self.settings = settings
-        self.store = make_store(settings.redis_url, db.engine, prefix)
+        self.store = make_store(settings.redis_url, db.engine, prefix, settings.max_rate)
         self.catalog = Catalog(*db_loaders(db.sessionmaker))
-        self.max_http = LeanClient(timeout=10.0)
-        self.client = MaxClient(settings.max_api_url, rate=settings.max_rate, client=self.max_http)  # type: ignore[arg-type]
+        self.max_http = LeanClient(timeout=SEND_TIMEOUT)
+        # The bot's rate is kept by the outbox (shared across replicas through Redis), not per client.
+        self.client = MaxClient(settings.max_api_url, rate=None, client=self.max_http)  # type: ignore[arg-type]
         self.sender = MaxSender(self.client)
-        self.dispatcher = Dispatcher(self.store, self.catalog, self.sender)
-        self.http = make_client(timeout=10.0)
+        client = getattr(self.store, "client", None)
+        self.limiter = (SharedRateLimiter(client, Keys(prefix).rate, settings.max_rate) if settings.redis_url
+                        else RateLimiter(settings.max_rate))
+        # Webhook actions on plain httpx: server.egress checks the peer each connection reached, and reads capped.
+        self.http = httpx.AsyncClient(timeout=ACTION_TIMEOUT, trust_env=False, follow_redirects=False)
+        self.outbox = Outbox(self.store, self.catalog, self.sender, self.http, self.limiter,
+                             allow=Allow.parse(settings.action_allow))
+        self.dispatcher = Dispatcher(self.store, self.catalog, self.outbox)
         self.timers = Timers(self.dispatcher)
-        self.outbox = Outbox(self.store, self.catalog, self.sender, self.http)
         self.notifier = Notifier(settings.redis_url, Keys(prefix).channel, self.catalog) if settings.redis_url else None
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        self._tasks = [asyncio.create_task(self.timers.run()), asyncio.create_task(self.outbox.run())]
+        self._tasks = [asyncio.create_task(loop) for loop in (
+            self.timers.run(), self.timers.hold(), self.outbox.run(), self.outbox.hold(), self.dispatcher.keep_locks(),
+            repeat("timeline", self._move_timeline, TIMELINE_EVERY, log))]
         if self.notifier is not None:
             await self.notifier.start()
 
@@ -61,6 +78,7 @@ class Runtime:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.outbox.stop()
         if self.notifier is not None:
             await self.notifier.stop()
         await self.http.aclose()
@@ -68,10 +86,14 @@ class Runtime:
         await self.max_http.aclose()
         await self.store.close()
 
+    async def _move_timeline(self) -> None:
+        while await self.store.move_timeline() > 0:
+            pass
+
     async def published(self, bot_id: str, flow_id: str, version: int, sessions: str = "keep") -> int:
         """A publication committed: every replica serves it now; reset/migrate running dialogs."""
         await self.bot_changed(bot_id)
-        return await publish.apply(self.dispatcher, bot_id, flow_id, int(version), sessions or "keep")
+        return await publish_sessions.apply(self.dispatcher, bot_id, flow_id, int(version), sessions or "keep")
 
     async def bot_changed(self, bot_id: str) -> None:
         """Token, secret or publication changed: drop cached settings here and on every replica."""

@@ -10,6 +10,7 @@ import httpx
 import msgspec
 
 from server.runtime.ratelimit import RateLimiter
+from server.runtime.transport import OutcomeUnknown
 
 # httpcore's pool does work in proportion to its connections times its queued requests on every checkout,
 # so a bounded number of calls in flight (the rest wait on a semaphore, outside the pool) costs far less
@@ -17,6 +18,8 @@ from server.runtime.ratelimit import RateLimiter
 DEFAULT_CONCURRENCY = 32
 # Extra connections for long polls, which hold a connection for up to their timeout and skip the semaphore.
 LONG_POLL_CONNECTIONS = 4
+# Long enough for a slow MAX: a send that gives up early and is retried is a message sent twice.
+SEND_TIMEOUT = 30.0
 JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8", "Accept": "application/json"}
 
 
@@ -39,7 +42,7 @@ class MaxApiError(Exception):
     """A MAX call failed; `retryable` says whether trying again later may succeed."""
 
     def __init__(self, status: int | None, code: str, message: str, retryable: bool,
-                 *, retry_after: float | None = None) -> None:
+                 *, retry_after: float | None = None, unknown: bool = False) -> None:
         super().__init__(f"MAX API {status if status is not None else 'network'} {code}: {message}")
         self.status = status
         self.code = code
@@ -47,6 +50,9 @@ class MaxApiError(Exception):
         self.retryable = retryable
         # Seconds from a 429's Retry-After header, when MAX sent one.
         self.retry_after = retry_after
+        # The request was written but no answer came: MAX may have carried it out. Repeating it could
+        # send a message twice, so callers do not retry it.
+        self.unknown = unknown
 
 
 @lru_cache(maxsize=1024)  # asked on every call; a bot's token rarely changes
@@ -63,11 +69,12 @@ def _scrub(text: str, token: str) -> str:
 class MaxClient:
     """One shared HTTP/1.1 keep-alive connection pool to MAX; every call waits for its bot's rate slot."""
 
-    def __init__(self, base_url: str, *, rate: float = 30.0, timeout: float = 10.0,
+    def __init__(self, base_url: str, *, rate: float | None = 30.0, timeout: float = SEND_TIMEOUT,
                  client: httpx.AsyncClient | None = None, concurrency: int = DEFAULT_CONCURRENCY) -> None:
+        """`rate` None: the caller keeps the rate itself (the runtime's shared per-bot limiter)."""
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
-        self.limiter = RateLimiter(rate)
+        self.limiter = RateLimiter(rate) if rate is not None else None
         self._slots = asyncio.Semaphore(concurrency)
         self._own_client = client is None
         size = concurrency + LONG_POLL_CONNECTIONS
@@ -91,7 +98,8 @@ class MaxClient:
 
         `long_poll` is how long the server may hold the call; such a call skips the in-flight cap.
         """
-        await self.limiter.acquire(token_key(token))
+        if self.limiter is not None:
+            await self.limiter.acquire(token_key(token))
         headers = {"Authorization": token, **JSON_HEADERS}
         content = None if body is None else msgspec.json.encode(body)
         query = {k: v for k, v in (params or {}).items() if v is not None}
@@ -104,6 +112,9 @@ class MaxClient:
                 async with self._slots:
                     response = await self._client.request(method, url, params=query, content=content,
                                                            headers=headers, timeout=self.timeout)
+        except (OutcomeUnknown, httpx.ReadTimeout) as exc:
+            raise MaxApiError(None, "unknown_outcome", f"{method} {path} got no answer ({type(exc).__name__})",
+                              False, unknown=True) from None
         except httpx.TimeoutException as exc:
             raise MaxApiError(None, "timeout", f"{method} {path} timed out ({type(exc).__name__})",
                               True) from None

@@ -32,6 +32,8 @@ class TimelineRow(Base):
     user_id: Mapped[str] = mapped_column(String(64))
     at: Mapped[float] = mapped_column(Float, index=True)
     record: Mapped[str] = mapped_column(Text)
+    # The Redis stream entry it was moved from (None for the SQL store's own records): moving twice is harmless.
+    stream_id: Mapped[str | None] = mapped_column(String(40), nullable=True, unique=True)
 
 
 class DedupeRow(Base):
@@ -58,13 +60,15 @@ class OutboxRow(Base):
 
 
 class OutboxQueueRow(Base):
-    """When a user's outbox is tried next (one row per user with queued replies)."""
+    """When a user's outbox is looked at next: a retry, or the end of a sender's claim (one row per user)."""
 
     __tablename__ = "runtime_outbox_queue"
 
     bot_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     user_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     next_at: Mapped[float] = mapped_column(Float, index=True)
+    # Token of the sender working on the queue now; set while claimed, None while it waits for a retry.
+    owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class ActionRow(Base):

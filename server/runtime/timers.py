@@ -7,14 +7,14 @@ import time
 from typing import Callable
 
 from flows.session import Update
+from server.runtime.catalog import BotInfo
 from server.runtime.dispatch import Dispatcher
 from server.runtime.loop import repeat
-from server.runtime.versions import BotInfo
 
 log = logging.getLogger("botflow.runtime.timers")
 
-# A claimed timer returns to every replica after this, should its claimer die mid-turn.
-LEASE = 15.0
+# A claimed timer returns to every replica after this unless its claimer renews it (it does while firing).
+LEASE = 5.0
 SWEEP_EVERY = 60.0
 
 
@@ -27,14 +27,23 @@ class Timers:
         self.clock = clock
         self.interval = interval
         self.batch = batch
+        self.firing: set[tuple[str, str]] = set()
         self._last_sweep = 0.0
 
     async def run(self) -> None:
         """Poll forever; each pass fires what is due (claims a crashed pass took come back after their lease)."""
         await repeat("timers", self.pass_once, self.interval, log)
 
+    async def hold(self) -> None:
+        """Renew the claims of timers still firing here, forever."""
+        await repeat("timer claims", self.hold_once, LEASE / 4, log)
+
+    async def hold_once(self) -> None:
+        if self.firing:
+            await self.dispatcher.store.timers_hold(list(self.firing), self.clock() + LEASE)
+
     async def pass_once(self) -> int:
-        """Fire every due timer once; returns how many dialogs were ticked."""
+        """Fire every due timer once; returns how many dialogs were ticked (their sends are not awaited)."""
         store = self.dispatcher.store
         now = self.clock()
         if now - self._last_sweep > SWEEP_EVERY:
@@ -45,11 +54,16 @@ class Timers:
         return len(due)
 
     async def _fire(self, bot_id: str, user: str) -> None:
-        """The same path as a message: lock → load → step(tick) → save; the save sets the next due time."""
+        """The same path as a message: lock → load → step(tick) → commit; the commit sets the next due time."""
+        key = (bot_id, user)
+        self.firing.add(key)
         try:
             bot = await self.dispatcher.catalog.bot(bot_id)
             if bot is None:
                 bot = BotInfo(bot_id, None, None, None, None)  # deleted bot: the turn drops the dialog
-            await self.dispatcher.turn(bot, user, Update.tick())
+            await self.dispatcher.turn(bot, user, Update.tick(), wait=0)
         except Exception:  # noqa: BLE001 - one dialog's failure must not stop the others
-            log.warning("timer of %s/%s failed; retried after the lease", bot_id, user, exc_info=True)
+            log.warning("timer failed; retried after the lease", exc_info=True,
+                        extra={"event": "timer", "bot": bot_id, "user": user, "outcome": "failed"})
+        finally:
+            self.firing.discard(key)

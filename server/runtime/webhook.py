@@ -1,11 +1,22 @@
-"""MAX updates → engine updates: who the dialog belongs to, where replies go, how to spot a redelivery."""
+"""MAX webhook deliveries: the answer to one, and the MAX body → engine update (owner, chat, redelivery key)."""
 from __future__ import annotations
 
 import hmac
+import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Awaitable, Callable
+
+import msgspec
 
 from flows.session import Update
+from server import metrics
+from server.errors import error_body
+from server.runtime.stores.base import StoreUnavailable
+
+log = logging.getLogger("botflow.runtime.webhook")
+
+SECRET_HEADER = "x-max-bot-api-secret"
+OK_BODY = b'{"ok":true}'
 
 # Update types that reach a dialog; every other type is accepted with 200 and ignored.
 HANDLED = ("message_created", "message_callback", "bot_started")
@@ -55,7 +66,7 @@ def _text(value: Any, where: str) -> str | None:
     return value
 
 
-def parse_update(raw: Any) -> Incoming | None:
+def parse_max_update(raw: Any) -> Incoming | None:
     """The engine update of a MAX delivery; None for a well-formed type the runtime ignores."""
     body = _obj(raw, "the update")
     kind = body.get("update_type")
@@ -112,3 +123,46 @@ def _started(body: dict[str, Any]) -> Incoming:
         payload = str(payload)
     # The user is already part of every dialog key, so the timestamp alone tells deliveries apart.
     return Incoming(Update.started(payload), str(user), _chat(body.get("chat_id")), f"s:{stamp}")
+
+
+def _error(status: int, code: str, message: str) -> tuple[int, bytes]:
+    return status, msgspec.json.encode(error_body(code, message))
+
+
+def _counted(bot: str, answer: tuple[int, bytes]) -> tuple[int, bytes]:
+    metrics.WEBHOOK_REQUESTS.labels(bot=bot, status=str(answer[0])).inc()
+    return answer
+
+
+async def answer(runtime: Any, bot_id: str, secret: str | None,
+                 read_body: Callable[[], Awaitable[bytes]]) -> tuple[int, bytes]:
+    """Status and JSON body for one delivery; shared by the Litestar route and the fast path.
+
+    200 once the turn is committed (its replies sent, or safely queued when MAX is slow), 403 for a bad
+    secret, 400 for a body that is not a MAX update, 503 when the storage is unreachable (MAX retries).
+    """
+    try:
+        bot = await runtime.catalog.bot(bot_id)
+    except Exception:  # noqa: BLE001 - the database is down: let MAX retry
+        log.warning("bot lookup failed", exc_info=True, extra={"event": "webhook", "bot": bot_id, "outcome": "503"})
+        return _counted("-", _error(503, "unavailable", "The bot's settings cannot be read right now; retry later."))
+    if bot is None:  # not a label of its own: anyone can make up bot ids
+        return _counted("-", _error(404, "not_found", f"There is no bot {bot_id!r}."))
+    if not secret_ok(bot.secret, secret):
+        return _counted(bot.id, _error(
+            403, "forbidden", "The X-Max-Bot-Api-Secret header does not match this bot's secret."))
+    try:
+        incoming = parse_max_update(msgspec.json.decode(await read_body()))
+    except (msgspec.DecodeError, BadUpdate) as exc:
+        return _counted(bot.id, _error(400, "bad_update", f"The body is not a MAX update: {exc}."))
+    except RecursionError:
+        return _counted(bot.id, _error(400, "bad_update", "The body is not a MAX update: it is nested too deeply."))
+    if incoming is None:
+        return _counted(bot.id, (200, OK_BODY))
+    try:
+        await runtime.dispatcher.handle(bot, incoming)
+    except StoreUnavailable as exc:
+        log.warning("webhook answered 503: %s", exc, extra={"event": "webhook", "bot": bot.id, "outcome": "503"})
+        return _counted(bot.id, _error(
+            503, "unavailable", "Dialog storage is unreachable; the update was not handled, retry."))
+    return _counted(bot.id, (200, OK_BODY))

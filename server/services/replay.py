@@ -86,32 +86,8 @@ def recorded_dialogs(user: str, records: list[dict[str, Any]], since: float | No
 
 
 async def timeline_users(store: Any, bot: str) -> list[str]:
-    """Users of a bot that have a timeline. The store interface lists only users with a running dialog,
-    so each store is asked in its own terms here."""
-    found: list[str] = []
-    if hasattr(store, "_timelines"):  # memory
-        found = [u for (b, u) in list(store._timelines) if b == bot]
-    elif hasattr(store, "engine"):  # SQL
-        from sqlalchemy import select
-
-        from server.runtime.models import TimelineRow
-
-        async with store.engine.connect() as conn:
-            rows = await conn.execute(select(TimelineRow.user_id).where(TimelineRow.bot_id == bot).distinct())
-            found = [r.user_id for r in rows]
-    elif hasattr(store, "keys") and hasattr(store, "client"):  # Redis
-        pattern = f"{store.keys.base}{{{bot}:*}}:t"
-        cursor: Any = b"0"
-        while True:
-            cursor, keys = await store.client.call("SCAN", cursor, "MATCH", pattern, "COUNT", 1000)
-            for key in keys:
-                inner = key.decode()[len(store.keys.base) + 1: key.decode().rindex("}")]
-                found.append(inner.rpartition(":")[2])
-            if cursor in (b"0", 0) or len(found) >= MAX_USERS:
-                break
-    if not found:
-        found = [u async for u in store.users(bot)]
-    return list(dict.fromkeys(found))[:MAX_USERS]
+    """Users of a bot that have a timeline, ended dialogs included."""
+    return await store.timeline_users(bot, MAX_USERS)
 
 
 async def _replay_batch(report: Report, dialogs: list[Dialog]) -> None:

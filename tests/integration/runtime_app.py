@@ -126,10 +126,11 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
 
 
 @asynccontextmanager
-async def running(database_url: str, max_url: str, redis_url: str | None) -> AsyncIterator[Harness]:
+async def running(database_url: str, max_url: str, redis_url: str | None, *,
+                  max_rate: float = 10_000, action_allow: tuple[str, ...] = ()) -> AsyncIterator[Harness]:
     """The app with its lifespan (migrations, runtime start/stop) around the block."""
     settings = Settings(database_url=database_url, redis_url=redis_url, max_api_url=max_url,
-                        bootstrap_token=ADMIN_TOKEN, max_rate=10_000)
+                        bootstrap_token=ADMIN_TOKEN, max_rate=max_rate, action_allow=action_allow)
     app = create_app(settings)
     async with lifespan(app):
         transport = httpx.ASGITransport(app=app)

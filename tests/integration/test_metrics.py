@@ -47,8 +47,6 @@ async def test_running_dialogs_are_sampled_per_bot_and_version(harness: Harness,
     assert found[("botflow_outbox_depth", ())] == 0
 
 
-@pytest.mark.xfail(reason="the runtime counts webhooks on its fast path (server/runtime/fastpath.py); "
-                          "not merged on this branch yet", strict=False)
 async def test_a_webhook_on_the_fast_path_is_counted(harness: Harness) -> None:
     before = samples((await harness.client.get("/metrics")).text)
     key = ("botflow_webhook_requests_total", (("bot", BOT), ("status", "200")))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 
-from server.runtime.versions import CACHE_SECONDS, BotInfo, Catalog
+from server.runtime.catalog import CACHE_SECONDS, BotInfo, Catalog
 from tests.integration.runtime_app import registration
 
 

@@ -32,9 +32,28 @@ async def harness(request, sqlite_url: str, fake_max: FakeMax, monkeypatch) -> H
     if request.param == "redis":
         monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", request.getfixturevalue("redis_prefix"))
         redis_url = REDIS_URL
-    async with running(sqlite_url, fake_max.url, redis_url) as h:
+    # The receiver stands for an on-premises CRM on this machine, which the deployment allows explicitly.
+    async with running(sqlite_url, fake_max.url, redis_url, action_allow=("127.0.0.1",)) as h:
         await h.bot(BOT)
         yield h
+
+
+async def test_an_action_to_an_internal_address_is_never_posted(sqlite_url: str, fake_max: FakeMax) -> None:  # noqa: F811
+    from server import metrics
+
+    blocked = metrics.ACTIONS.labels(result="blocked")
+    before = blocked._value.get()
+    with Receiver() as crm:
+        async with running(sqlite_url, fake_max.url, None) as h:
+            await h.bot(BOT)
+            await h.publish(BOT, payment_flow(crm.url))
+            await h.deliver(BOT, msg(9100, "hi"))
+            await h.deliver(BOT, msg(9100, "Иван"))
+            taken = await h.api("POST", f"/api/bots/{BOT}/users/9100/events",
+                                json={"name": "paid", "payload": {"amount": 150}})
+            assert taken.status_code == 200
+            await fake_max.wait_for(lambda _: blocked._value.get() > before, timeout=10)
+    assert crm.bodies == [] and crm.attempts == 0
 
 
 async def test_events_fire_or_are_refused_and_actions_are_posted(harness: Harness, fake_max: FakeMax) -> None:  # noqa: F811

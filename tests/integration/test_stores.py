@@ -10,12 +10,24 @@ import pytest
 
 from server.db.engine import make_engine
 from server.runtime.stores import BUSY, DUPLICATE, OK, DialogStore, LockLost, Write, new_token
+from server.runtime.stores.base import LOCK_MS
 from server.runtime.stores.memory import MemoryStore
 from server.runtime.stores.redis import RedisStore
 from server.runtime.stores.sql import SqlStore
 from tests.integration.runtime_support import REDIS_URL, pg_url, redis_prefix, sqlite_url  # noqa: F401
 
-KINDS = ["memory", "sqlite", "postgres", "redis"]
+from server.runtime.stores.resp import RedisPyClient
+from tests.redis_server import RedisServer
+
+# "redis-py": the same Redis store over redis-py on a unix socket, the path non-redis:// URLs take.
+KINDS = ["memory", "sqlite", "postgres", "redis", "redis-py"]
+
+
+@pytest.fixture(scope="module")
+def unix_redis():
+    """A private redis-server listening only on a unix socket."""
+    with RedisServer(unix=True) as server:
+        yield server
 
 
 class Clock:
@@ -41,8 +53,14 @@ async def store(request, tmp_path) -> AsyncIterator[DialogStore]:
     elif kind == "postgres":
         engine = make_engine(request.getfixturevalue("pg_url"))
         made = SqlStore(engine, clock)
-    else:
-        made = RedisStore(REDIS_URL, prefix=request.getfixturevalue("redis_prefix"), clock=clock)
+    elif kind == "redis":  # timelines move on to a database (moved by hand here: `move_timeline`)
+        engine = make_engine(request.getfixturevalue("sqlite_url"))
+        made = RedisStore(REDIS_URL, prefix=request.getfixturevalue("redis_prefix"), clock=clock, timeline_db=engine)
+    else:  # redis-py, the client for rediss:// and unix:// URLs
+        url = request.getfixturevalue("unix_redis").url
+        engine = make_engine(request.getfixturevalue("sqlite_url"))
+        made = RedisStore(url, prefix="bf" + uuid.uuid4().hex[:8], clock=clock, client=RedisPyClient(url),
+                          timeline_db=engine)
     made.kind = kind  # type: ignore[attr-defined]
     made.test_clock = clock  # type: ignore[attr-defined]
     yield made
@@ -80,7 +98,7 @@ def dialog(state: str, **data) -> dict:
 async def test_a_dialog_round_trips_through_a_turn(store: DialogStore, bot: str) -> None:
     token = new_token()
     loaded = await store.begin(bot, "1", token)
-    assert (loaded.status, loaded.session, loaded.pending) == (OK, None, 0)
+    assert (loaded.status, loaded.session) == (OK, None)
     await store.commit(bot, "1", token, Write(dialog("ask", name="Иван")), loaded)
     assert await store.session(bot, "1") == dialog("ask", name="Иван")
     second = new_token()
@@ -139,7 +157,7 @@ async def test_duplicates_are_recognised_after_the_dialog_ended(store: DialogSto
 async def test_an_idle_dialog_expires_after_its_ttl(store: DialogStore, bot: str) -> None:
     await save(store, bot, "3", Write(dialog("ask"), ttl=1))
     assert await store.session(bot, "3") is not None
-    if store.kind == "redis":  # type: ignore[attr-defined]
+    if store.kind.startswith("redis"):  # type: ignore[attr-defined]
         await asyncio.sleep(1.3)  # Redis keeps its own time
     else:
         store.test_clock.now += 1.5  # type: ignore[attr-defined]
@@ -150,10 +168,28 @@ async def test_an_idle_dialog_expires_after_its_ttl(store: DialogStore, bot: str
 
 
 async def test_timeline_records_come_back_oldest_first(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
     for n in range(3):
-        await save(store, bot, "4", Write(dialog("s"), timeline={"n": n, "entries": [["update", "s", None, str(n)]]}))
+        await save(store, bot, "4", Write(dialog("s"), timeline={"t": now + n, "n": n, "e": [["message", "s", None, str(n)]]}))
     assert [r["n"] for r in await store.timeline(bot, "4")] == [0, 1, 2]
+    await store.move_timeline()  # Redis: the records go on to the database; nothing changes for a reader
+    await save(store, bot, "4", Write(dialog("s"), timeline={"t": now + 3, "n": 3, "e": []}))
+    assert [r["n"] for r in await store.timeline(bot, "4")] == [0, 1, 2, 3]
+    await store.move_timeline()
+    assert await store.move_timeline() == 0
+    assert [r["n"] for r in await store.timeline(bot, "4")] == [0, 1, 2, 3]
     assert await store.timeline(bot, "nobody") == []
+
+
+async def test_timeline_users_include_ended_dialogs_before_and_after_a_move(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    await save(store, bot, "40", Write(dialog("s"), timeline={"t": now, "e": [["message", None, None, "hi"]]}))
+    await save(store, bot, "41", Write(None, timeline={"t": now, "e": [["message", None, None, "bye"]]}))  # ended
+    await save(store, bot + "x", "42", Write(dialog("s"), timeline={"t": now, "e": []}))  # another bot
+    assert sorted(await store.timeline_users(bot, 100)) == ["40", "41"]
+    await store.move_timeline()
+    assert sorted(await store.timeline_users(bot, 100)) == ["40", "41"]
+    assert len(await store.timeline_users(bot, 1)) == 1
 
 
 async def test_a_due_timer_is_claimed_once_until_its_lease_ends(store: DialogStore, bot: str) -> None:
@@ -173,28 +209,108 @@ async def test_a_due_timer_is_claimed_once_until_its_lease_ends(store: DialogSto
 async def test_outbox_keeps_order_and_retries_the_head(store: DialogStore, bot: str) -> None:
     now = store.test_clock.now  # type: ignore[attr-defined]
     items = [{"id": f"i{n}", "op": "send", "text": str(n)} for n in range(3)]
-    await save(store, bot, "7", Write(dialog("s"), outbox=items[:2], outbox_at=now))
-    await save(store, bot, "7", Write(dialog("s"), outbox=items[2:], outbox_at=now + 999))
-    loaded = await begin_waiting(store, bot, "7", token := new_token())
-    assert loaded.pending == 3
-    await store.release(bot, "7", token, loaded)
-    mine = lambda claimed: [u for b, u in claimed if b == bot]  # noqa: E731
-    assert mine(await store.outbox_due(now, lease=30)) == ["7"]
-    assert mine(await store.outbox_due(now, lease=30)) == []
+    first, second = new_token(), new_token()
+    loaded = await begin_waiting(store, bot, "7", first)
+    claimed = await store.commit(bot, "7", first, Write(dialog("s"), outbox=items[:2], outbox_lease=5), loaded)
+    assert claimed is not None and claimed.item == items[0]
+    loaded = await begin_waiting(store, bot, "7", second)
+    # The first turn's sender still works on the queue: the second turn's replies wait behind it.
+    assert await store.commit(bot, "7", second, Write(dialog("s"), outbox=items[2:], outbox_lease=5), loaded) is None
+    mine = lambda claimed: [(c.user, c.taken_over) for c in claimed if c.bot == bot]  # noqa: E731
+    assert mine(await store.outbox_claim(now, 30, "poller")) == []  # claimed by the first committer
     head = await store.outbox_head(bot, "7")
     assert head == items[0]
     head["attempts"] = 1
-    await store.outbox_later(bot, "7", head, now + 5)
-    assert mine(await store.outbox_due(now + 4, lease=30)) == []
-    assert mine(await store.outbox_due(now + 5, lease=30)) == ["7"]
+    await store.outbox_later(bot, "7", head, now + 5, "someone-else")  # not the claimer: ignored
+    assert mine(await store.outbox_claim(now + 4, 30, "poller")) == []
+    await store.outbox_later(bot, "7", head, now + 5, first)  # ends the claim, retried at now + 5
+    assert mine(await store.outbox_claim(now + 4, 30, "poller")) == []
+    assert mine(await store.outbox_claim(now + 5, 30, "poller")) == [("7", False)]
     assert (await store.outbox_head(bot, "7"))["attempts"] == 1
-    assert await store.outbox_done(bot, "7", "i0") is True
-    assert await store.outbox_done(bot, "7", "i0") is True  # a repeated ack drops nothing more
+    assert await store.outbox_done(bot, "7", "i0", first) is None  # the claim moved on to the poller
+    assert (await store.outbox_done(bot, "7", "i0", "poller")).item["id"] == "i1"
+    assert (await store.outbox_done(bot, "7", "i0", "poller")).item["id"] == "i1"  # a repeated ack drops no more
     assert [(await store.outbox_head(bot, "7"))["id"]] == ["i1"]
-    assert await store.outbox_done(bot, "7", "i1") is True
-    assert await store.outbox_done(bot, "7", "i2") is False
+    assert (await store.outbox_done(bot, "7", "i1", "poller")).item == items[2]
+    assert await store.outbox_done(bot, "7", "i2", "poller") is None
     assert await store.outbox_head(bot, "7") is None
-    assert mine(await store.outbox_due(now + 10_000, lease=30)) == []
+    assert mine(await store.outbox_claim(now + 10_000, 30, "poller")) == []
+    loaded = await begin_waiting(store, bot, "7", third := new_token())
+    assert await store.commit(bot, "7", third, Write(dialog("s"), outbox=items[:1]), loaded) is not None
+
+
+async def test_a_lapsed_outbox_claim_is_taken_over_and_renewals_keep_it(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    token = new_token()
+    loaded = await begin_waiting(store, bot, "10", token)
+    item = {"id": "r1", "op": "send", "text": "hi"}
+    assert await store.commit(bot, "10", token, Write(dialog("s"), outbox=[item], outbox_lease=5), loaded) is not None
+    mine = lambda claimed: [(c.user, c.taken_over) for c in claimed if c.bot == bot]  # noqa: E731
+    if store.kind != "redis":  # type: ignore[attr-defined]  (Redis leases run on its own clock)
+        store.test_clock.now = now + 4  # type: ignore[attr-defined]
+    assert await store.outbox_hold([(bot, "10")], token, now + 9) == [(bot, "10")]
+    assert await store.outbox_hold([(bot, "10")], "not-the-owner", now + 9) == []
+    assert mine(await store.outbox_claim(now + 8, 30, "other")) == []  # renewed until now + 9
+    # The committer died: once its claim lapses another sender takes the queue, told it was taken over.
+    assert mine(await store.outbox_claim(now + 9, 30, "other")) == [("10", True)]
+    assert await store.outbox_done(bot, "10", "r1", token) is None  # the dead claimer can no longer ack
+    assert await store.outbox_head(bot, "10") == item
+    assert await store.outbox_done(bot, "10", "r1", "other") is None
+    assert await store.outbox_head(bot, "10") is None
+
+
+async def test_a_lock_is_short_renewable_and_taken_over_once_it_lapses(store: DialogStore, bot: str) -> None:
+    if store.kind == "postgres":  # type: ignore[attr-defined]
+        pytest.skip("PostgreSQL's lock is the turn's own transaction: a crash ends it at once")
+    first = new_token()
+    loaded = await store.begin(bot, "11", first)
+    assert (await store.begin(bot, "11", new_token())).status == BUSY
+    if store.kind == "redis":  # type: ignore[attr-defined]
+        await asyncio.sleep(LOCK_MS / 1000 * 0.6)
+        assert await store.renew(bot, "11", first) is True
+        await asyncio.sleep(LOCK_MS / 1000 * 0.6)  # past the first expiry: renewed, so still held
+        assert (await store.begin(bot, "11", new_token())).status == BUSY
+        await asyncio.sleep(LOCK_MS / 1000 + 0.1)
+    else:
+        store.test_clock.now += LOCK_MS / 1000 * 0.6  # type: ignore[attr-defined]
+        assert await store.renew(bot, "11", first) is True
+        store.test_clock.now += LOCK_MS / 1000 * 0.6  # type: ignore[attr-defined]
+        assert (await store.begin(bot, "11", new_token())).status == BUSY
+        store.test_clock.now += LOCK_MS / 1000 + 0.1  # type: ignore[attr-defined]
+    # The holder crashed: the next turn takes the lock, and the old holder can neither renew nor commit.
+    later = await store.begin(bot, "11", second := new_token())
+    assert later.status == OK
+    assert await store.renew(bot, "11", first) is False
+    with pytest.raises(LockLost):
+        await store.commit(bot, "11", first, Write(dialog("stale")), loaded)
+    await store.commit(bot, "11", second, Write(dialog("fresh")), later)
+    assert (await store.session(bot, "11"))["state"] == "fresh"
+
+
+async def test_timer_claims_are_renewed_and_orphans_are_dropped(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    await save(store, bot, "12", Write(dialog("wait"), timer_due=now + 1))
+    await save(store, bot, "13", Write(dialog("wait"), timer_due=now + 1, ttl=1))
+    if store.kind == "redis":  # type: ignore[attr-defined]
+        await asyncio.sleep(1.2)  # dialog 13 expires by Redis's own clock
+    else:
+        store.test_clock.now += 1.2  # type: ignore[attr-defined]
+    mine = lambda claimed: sorted(u for b, u in claimed if b == bot)  # noqa: E731
+    # Dialog 13 expired before its timer: the entry goes instead of coming back forever.
+    assert mine(await store.timers_due(now + 2, lease=5)) == ["12"]
+    await store.timers_hold([(bot, "12")], now + 20)
+    assert mine(await store.timers_due(now + 8, lease=5)) == []  # renewed past the first lease
+    assert mine(await store.timers_due(now + 21, lease=5)) == ["12"]
+    assert "13" not in mine(await store.timers_due(now + 10_000, lease=5))  # gone for good
+
+
+async def test_samples_count_queued_users_and_dialogs_per_version(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    await save(store, bot, "14", Write(dialog("s"), outbox=[{"id": "q", "op": "send", "text": "x", "queued": now - 7}]))
+    await save(store, bot, "15", Write({**dialog("s"), "version": 2}))
+    sample = await store.sample()
+    assert sample.outbox_users >= 1 and sample.outbox_oldest is not None and sample.outbox_oldest <= now - 6.9
+    assert sample.dialogs[(bot, "1")] == 1 and sample.dialogs[(bot, "2")] == 1
 
 
 async def test_webhook_actions_are_claimed_retried_and_forgotten(store: DialogStore, bot: str) -> None:
@@ -209,3 +325,25 @@ async def test_webhook_actions_are_claimed_retried_and_forgotten(store: DialogSt
     assert mine(await store.actions_due(now + 41, lease=30)) == [{**action, "attempts": 1}]
     await store.action_done(action["id"])
     assert mine(await store.actions_due(now + 10_000, lease=30)) == []
+
+
+async def test_moved_timeline_records_keep_each_users_newest_and_are_stored_once(sqlite_url: str) -> None:  # noqa: F811
+    from server.runtime.stores import timeline_rows
+    from server.runtime.stores.base import TIMELINE_CAP
+
+    engine = make_engine(sqlite_url)
+    try:
+        rows = [{"bot_id": "b", "user_id": "1", "at": float(n), "record": f'{{"n":{n}}}', "stream_id": f"0-{n}"}
+                for n in range(TIMELINE_CAP + 5)]
+        async with engine.begin() as conn:
+            await timeline_rows.append(conn, rows[:10])
+            await timeline_rows.append(conn, rows)  # the first ten again: a repeated move
+            await timeline_rows.append(conn, [{"bot_id": "b", "user_id": "2", "at": 0.0, "record": "{}",
+                                               "stream_id": "1-0"}])
+        async with engine.connect() as conn:
+            kept = [stream_id for stream_id, _ in await timeline_rows.read(conn, "b", "1")]
+            other = await timeline_rows.read(conn, "b", "2")
+    finally:
+        await engine.dispose()
+    assert kept == [f"0-{n}" for n in range(5, TIMELINE_CAP + 5)]
+    assert other == [("1-0", "{}")]

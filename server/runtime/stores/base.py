@@ -11,8 +11,9 @@ OK, BUSY, DUPLICATE = 0, 1, 2
 
 # Duplicate deliveries are recognised for at least a day (MAX retries for up to 8 hours).
 DEDUPE_TTL = 90_000
-# A lock outlives any sane turn (engine step plus a few MAX calls with their timeouts).
-LOCK_MS = 30_000
+# A turn does no network I/O besides the store, so a lock needs only seconds; a slow turn renews it
+# (`renew`), and a crashed holder's users wait at most this long.
+LOCK_MS = 5_000
 TIMELINE_CAP = 200
 TIMELINE_TTL = 7 * 86_400
 
@@ -21,32 +22,31 @@ _process = os.urandom(6).hex()
 
 
 def new_token() -> str:
-    """A lock owner token unique across processes."""
+    """A lock or claim owner token unique across processes."""
     return f"{_process}:{next(_tokens)}"
 
 
 class StoreUnavailable(Exception):
-    """The storage cannot be reached; the webhook answers 503 so MAX retries."""
+    """The storage cannot be reached or refused the call; the webhook answers 503 so MAX retries."""
 
 
-class LockLost(Exception):
+class LockLost(StoreUnavailable):
     """The lock expired and another holder may have written; nothing was saved."""
 
 
 @dataclass(slots=True)
 class Loaded:
-    """What `begin` found: the lock status, the dialog and whether replies are queued."""
+    """What `begin` found: the lock status and the dialog."""
 
     status: int
     session: dict[str, Any] | None = None
-    pending: int = 0  # replies of this user still waiting in the outbox
     retry_ms: int = 0  # BUSY: how long the current holder may still hold the lock
     handle: Any = None  # store-specific state carried from begin to commit/release
 
 
 @dataclass(slots=True)
 class Write:
-    """Everything one turn saves at once."""
+    """Everything one turn saves at once, replies and actions included (they are sent after the commit)."""
 
     session: dict[str, Any] | None  # None drops the dialog
     ttl: int = 1800
@@ -55,23 +55,75 @@ class Write:
     timer_due: float | None = None
     had_timer: bool = True  # False: the dialog had no timer scheduled, so there is nothing to unschedule
     outbox: list[dict[str, Any]] = field(default_factory=list)
-    outbox_at: float = 0.0  # first delivery attempt of newly queued replies
+    outbox_lease: float = 5.0  # how long the committer's claim on the user's outbox lasts unrenewed
     actions: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Next:
+    """The send a claimer makes next; `wait`: seconds until the bot's rate slot the store reserved for it
+    (None when the store keeps no rate, and the sender asks its limiter)."""
+
+    item: dict[str, Any]
+    wait: float | None = None
+    more: tuple[Next, ...] = ()  # from a commit: the write's other sends, in order, after this one
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    """Sends of one user's queue that went out, to drop from its head (`outbox_acks`)."""
+
+    bot: str
+    user: str
+    owner: str
+    ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A user's outbox handed to one sender; `taken_over` when an earlier claimer stopped renewing it."""
+
+    bot: str
+    user: str
+    taken_over: bool = False
+
+
+@dataclass(slots=True)
+class Sample:
+    """Cheap gauges for /metrics: users with queued sends, the oldest queued send, dialogs per version."""
+
+    outbox_users: int = 0
+    outbox_oldest: float | None = None  # `queued` time of the oldest head item seen
+    dialogs: dict[tuple[str, str], int] = field(default_factory=dict)  # (bot, version) -> running dialogs
 
 
 class DialogStore(ABC):
     """Dialogs, locks, duplicate marks, timelines, timers and the outbox behind one interface.
 
-    A turn is `begin` (lock, duplicate check, load) then exactly one of `commit` or `release`.
+    A turn is `begin` (lock, duplicate check, load) then exactly one of `commit` or `release`. The commit
+    queues the turn's replies; whoever holds the user's outbox claim sends them, in order, afterwards.
+    Every method raises only StoreUnavailable (and its LockLost) for storage failures.
     """
+
+    name = "store"  # the `store` label of the store's metrics
+    # True when `outbox_acks` drops many users' sent items in one call, so senders batch their acks.
+    batches_acks = False
 
     @abstractmethod
     async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None) -> Loaded:
         """Take the user's lock (BUSY if held), check the duplicate mark, load the dialog."""
 
     @abstractmethod
-    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> None:
-        """Save the turn atomically and release the lock; LockLost if the token no longer owns it."""
+    async def renew(self, bot: str, user: str, token: str) -> bool:
+        """Extend a held lock by LOCK_MS; False when the token no longer owns it."""
+
+    @abstractmethod
+    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> Next | None:
+        """Save the turn atomically and release the lock; LockLost if the token no longer owns it.
+
+        A Next (the write's first send) when the write queued sends and nobody was working on the user's
+        outbox: the caller now holds that claim (owner `token`, `write.outbox_lease`) and sends at once.
+        """
 
     @abstractmethod
     async def release(self, bot: str, user: str, token: str, loaded: Loaded) -> None:
@@ -91,23 +143,45 @@ class DialogStore(ABC):
 
     @abstractmethod
     async def timers_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
-        """Claim dialogs whose timer is due: each is handed to one caller; unhandled, it comes back after `lease`."""
+        """Claim dialogs whose timer is due until now + lease; entries whose dialog is gone are dropped."""
 
     @abstractmethod
-    async def outbox_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
-        """Claim users whose queued replies are due, like `timers_due`."""
+    async def timers_hold(self, claims: list[tuple[str, str]], until: float) -> None:
+        """Extend claimed timers still being fired to `until` (never earlier than a newly set due time)."""
+
+    @abstractmethod
+    async def outbox_claim(self, now: float, lease: float, owner: str, limit: int = 100) -> list[Claim]:
+        """Claim users whose queued sends are due (a retry, or a claim that lapsed) for `owner`."""
+
+    @abstractmethod
+    async def outbox_hold(self, claims: list[tuple[str, str]], owner: str, until: float) -> list[tuple[str, str]]:
+        """Extend `owner`'s claims to `until`; returns those still held."""
 
     @abstractmethod
     async def outbox_head(self, bot: str, user: str) -> dict[str, Any] | None:
-        """The oldest queued reply of a user."""
+        """The oldest queued send of a user."""
 
     @abstractmethod
-    async def outbox_done(self, bot: str, user: str, item_id: str) -> bool:
-        """Drop the head item if it is `item_id`; True while more items wait."""
+    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> Next | None:
+        """Drop the head item if it is `item_id`; the next send while more wait and `owner` holds the claim.
+
+        With nothing left the claim ends; a commit that queues later replies makes its turn the new claimer.
+        """
+
+    async def outbox_acks(self, acks: list[Ack]) -> list[tuple[str, str, Next]]:
+        """`outbox_done` for many users at once; (bot, user, next send) for those whose queue goes on."""
+        more = []
+        for ack in acks:
+            found = None
+            for item_id in ack.ids:
+                found = await self.outbox_done(ack.bot, ack.user, item_id, ack.owner)
+            if found is not None:
+                more.append((ack.bot, ack.user, found))
+        return more
 
     @abstractmethod
-    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float) -> None:
-        """Replace the head item (its attempt count changed) and retry the user's queue at `at`."""
+    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
+        """Replace the head item (its attempt count changed), end the claim and retry the user's queue at `at`."""
 
     @abstractmethod
     async def actions_due(self, now: float, lease: float, limit: int = 100) -> list[dict[str, Any]]:
@@ -120,6 +194,18 @@ class DialogStore(ABC):
     @abstractmethod
     async def action_later(self, item: dict[str, Any], at: float) -> None:
         """Store the action's new attempt count and retry at `at`."""
+
+    @abstractmethod
+    async def timeline_users(self, bot: str, limit: int) -> list[str]:
+        """Up to `limit` users of the bot that have timeline records (running dialogs or ended ones)."""
+
+    @abstractmethod
+    async def sample(self, dialogs: bool = True) -> Sample:
+        """Gauges for /metrics; `dialogs=False` skips the per-version count (a scan on Redis)."""
+
+    async def move_timeline(self, limit: int = 2000) -> int:
+        """Move timeline records from a staging area to their long-term place; how many moved."""
+        return 0
 
     async def sweep(self, now: float) -> None:
         """Forget expired rows where the storage has no expiry of its own."""

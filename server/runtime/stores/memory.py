@@ -7,7 +7,7 @@ from collections import deque
 from typing import Any, AsyncIterator, Callable
 
 from server.runtime.stores.base import (
-    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, DialogStore, Loaded, LockLost, Write,
+    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Claim, DialogStore, Loaded, LockLost, Next, Sample, Write,
 )
 
 Key = tuple[str, str]
@@ -16,15 +16,18 @@ Key = tuple[str, str]
 class MemoryStore(DialogStore):
     """Dicts with expiry times; every method runs without awaiting, so each is atomic."""
 
+    name = "memory"
+
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
         self._dialogs: dict[Key, tuple[dict[str, Any], float]] = {}
         self._locks: dict[Key, tuple[str, float]] = {}
-        self._dedupe: dict[tuple[str, str], float] = {}
+        self._dedupe: dict[tuple[str, str, str], float] = {}
         self._timelines: dict[Key, deque[dict[str, Any]]] = {}
         self._timers: dict[Key, float] = {}
         self._outbox: dict[Key, deque[dict[str, Any]]] = {}
-        self._outq: dict[Key, float] = {}
+        self._outq: dict[Key, float] = {}  # next look at the user's outbox (a retry, or a claim's end)
+        self._owners: dict[Key, str] = {}  # who holds the user's outbox claim
         self._actions: dict[str, tuple[dict[str, Any], float]] = {}
 
     def _owner(self, key: Key) -> str | None:
@@ -44,35 +47,46 @@ class MemoryStore(DialogStore):
         key, now = (bot, user), self.clock()
         if self._owner(key) is not None:
             return Loaded(BUSY, retry_ms=int((self._locks[key][1] - now) * 1000))
-        if dedupe is not None and self._dedupe.get((bot, dedupe), 0) > now:
+        if dedupe is not None and self._dedupe.get((bot, user, dedupe), 0) > now:
             return Loaded(DUPLICATE)
         self._locks[key] = (token, now + LOCK_MS / 1000)
-        session = self._dialog(key)
-        return Loaded(OK, copy.deepcopy(session), len(self._outbox.get(key, ())))
+        return Loaded(OK, copy.deepcopy(self._dialog(key)))
 
-    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> None:
+    async def renew(self, bot: str, user: str, token: str) -> bool:
+        key = (bot, user)
+        if self._owner(key) != token:
+            return False
+        self._locks[key] = (token, self.clock() + LOCK_MS / 1000)
+        return True
+
+    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> Next | None:
         key, now = (bot, user), self.clock()
         if self._owner(key) != token:
             raise LockLost(f"{bot}/{user}")
         if write.session is None:
             self._dialogs.pop(key, None)
+            self._timers.pop(key, None)
         else:
             self._dialogs[key] = (copy.deepcopy(write.session), now + write.ttl)
         if write.timeline is not None:
             line = self._timelines.setdefault(key, deque(maxlen=TIMELINE_CAP))
             line.append(copy.deepcopy(write.timeline))
         if write.dedupe is not None:
-            self._dedupe[(bot, write.dedupe)] = now + DEDUPE_TTL
+            self._dedupe[(bot, user, write.dedupe)] = now + DEDUPE_TTL
         if write.timer_due is None:
             self._timers.pop(key, None)
         else:
             self._timers[key] = write.timer_due
+        claimed = None
         if write.outbox:
             self._outbox.setdefault(key, deque()).extend(copy.deepcopy(write.outbox))
-            self._outq.setdefault(key, write.outbox_at)
+            if key not in self._outq:
+                self._outq[key], self._owners[key] = now + write.outbox_lease, token
+                claimed = Next(copy.deepcopy(write.outbox[0]), more=tuple(Next(copy.deepcopy(i)) for i in write.outbox[1:]))
         for action in write.actions:
             self._actions[action["id"]] = (copy.deepcopy(action), now)
         del self._locks[key]
+        return claimed
 
     async def release(self, bot: str, user: str, token: str, loaded: Loaded) -> None:
         key = (bot, user)
@@ -85,45 +99,75 @@ class MemoryStore(DialogStore):
     async def timeline(self, bot: str, user: str) -> list[dict[str, Any]]:
         return copy.deepcopy(list(self._timelines.get((bot, user), ())))
 
+    async def timeline_users(self, bot: str, limit: int) -> list[str]:
+        return [user for (b, user), line in list(self._timelines.items()) if b == bot and line][:limit]
+
     async def users(self, bot: str) -> AsyncIterator[str]:
         for key in list(self._dialogs):
             if key[0] == bot and self._dialog(key) is not None:
                 yield key[1]
 
     @staticmethod
-    def _claim(table: dict[Any, float], now: float, lease: float, limit: int) -> list[Any]:
-        due = sorted((at, key) for key, at in table.items() if at <= now)[:limit]
-        for _, key in due:
-            table[key] = now + lease
-        return [key for _, key in due]
+    def _due(table: dict[Any, float], now: float, limit: int) -> list[Any]:
+        return [key for _, key in sorted((at, key) for key, at in table.items() if at <= now)[:limit]]
 
     async def timers_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
-        return self._claim(self._timers, now, lease, limit)
+        claimed = []
+        for key in self._due(self._timers, now, limit):
+            if self._dialog(key) is None:  # the dialog expired before its timer: nothing to fire
+                del self._timers[key]
+                continue
+            self._timers[key] = now + lease
+            claimed.append(key)
+        return claimed
 
-    async def outbox_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
-        return self._claim(self._outq, now, lease, limit)
+    async def timers_hold(self, claims: list[tuple[str, str]], until: float) -> None:
+        for key in claims:
+            if key in self._timers and self._timers[key] < until:
+                self._timers[key] = until
+
+    async def outbox_claim(self, now: float, lease: float, owner: str, limit: int = 100) -> list[Claim]:
+        claims = []
+        for key in self._due(self._outq, now, limit):
+            self._outq[key] = now + lease
+            taken_over = self._owners.get(key) is not None
+            self._owners[key] = owner
+            claims.append(Claim(key[0], key[1], taken_over))
+        return claims
+
+    async def outbox_hold(self, claims: list[tuple[str, str]], owner: str, until: float) -> list[tuple[str, str]]:
+        held = [key for key in claims if self._owners.get(key) == owner]
+        for key in held:
+            self._outq[key] = until
+        return held
 
     async def outbox_head(self, bot: str, user: str) -> dict[str, Any] | None:
         queue = self._outbox.get((bot, user))
         return copy.deepcopy(queue[0]) if queue else None
 
-    async def outbox_done(self, bot: str, user: str, item_id: str) -> bool:
+    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> Next | None:
         key = (bot, user)
+        if self._owners.get(key) != owner:
+            return None
         queue = self._outbox.get(key)
         if queue and queue[0]["id"] == item_id:
             queue.popleft()
         if not queue:
             self._outbox.pop(key, None)
             self._outq.pop(key, None)
-            return False
-        return True
+            self._owners.pop(key, None)
+            return None
+        return Next(copy.deepcopy(queue[0]))
 
-    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float) -> None:
+    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
         key = (bot, user)
+        if self._owners.get(key) != owner:
+            return
         queue = self._outbox.get(key)
         if queue and queue[0]["id"] == item["id"]:
             queue[0] = copy.deepcopy(item)
-            self._outq[key] = at
+        self._outq[key] = at
+        self._owners.pop(key, None)
 
     async def actions_due(self, now: float, lease: float, limit: int = 100) -> list[dict[str, Any]]:
         due = sorted((at, item_id) for item_id, (_, at) in self._actions.items() if at <= now)[:limit]
@@ -140,3 +184,14 @@ class MemoryStore(DialogStore):
     async def action_later(self, item: dict[str, Any], at: float) -> None:
         if item["id"] in self._actions:
             self._actions[item["id"]] = (copy.deepcopy(item), at)
+
+    async def sample(self, dialogs: bool = True) -> Sample:
+        heads = [queue[0].get("queued") for queue in self._outbox.values() if queue]
+        found = Sample(len(self._outq), min((h for h in heads if h is not None), default=None))
+        if dialogs:
+            for key in list(self._dialogs):
+                stored = self._dialog(key)
+                if stored is not None:
+                    label = (key[0], str(stored.get("version")))
+                    found.dialogs[label] = found.dialogs.get(label, 0) + 1
+        return found

@@ -1,193 +1,315 @@
-"""Production store: one Lua call to lock and load, one to save and unlock."""
+"""Production store: one Lua call to lock and load, one to save (replies included) and unlock."""
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any, AsyncIterator, Callable
 
 import msgspec
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.runtime.keys import Keys, member, split_member
+from server.runtime.ratelimit import interval_ms
+from server.runtime.stores import timeline_rows
 from server.runtime.stores.base import (
-    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, TIMELINE_TTL, DialogStore, Loaded, LockLost,
-    StoreUnavailable, Write,
+    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Ack, Claim, DialogStore, Loaded, LockLost, Next,
+    Sample, StoreUnavailable, Write,
 )
-from server.runtime.stores.resp import RespClient, Script
+from server.runtime.stores.redis_scripts import (
+    ACTION_LATER, BEGIN, CLAIM, COMMIT, OUTBOX_ACKS, OUTBOX_CLAIM, OUTBOX_DONE, OUTBOX_HOLD, OUTBOX_LATER,
+    OUTBOX_SAMPLE, RELEASE, RENEW, TIMERS_DUE,
+)
+from server.runtime.stores.resp import RedisError, RespClient, Script
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
+_pack = msgspec.msgpack.encode
+_unpack = msgspec.msgpack.decode
 
-# KEYS: lock, dialog, outbox, dedupe mark. ARGV: token, lock ms, check dedupe.
-BEGIN = Script("""
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return {1, redis.call('PTTL', KEYS[1])}
-end
-if ARGV[3] == '1' and redis.call('EXISTS', KEYS[4]) == 1 then
-  redis.call('DEL', KEYS[1])
-  return {2}
-end
-return {0, redis.call('GET', KEYS[2]), redis.call('LLEN', KEYS[3])}
-""")
 
-# KEYS: lock, dialog, timeline, dedupe, timers, outbox, outq, actq, acts.
-# ARGV: token, dialog ('' drops it), ttl, dedupe ('1'), dedupe ttl, member, timer due ('' none),
-#       timeline record ('' none), timeline cap, timeline ttl, outbox at, now, n outbox, had timer,
-#       outbox items..., then action (id, json) pairs.
-COMMIT = Script("""
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
-if ARGV[4] == '1' then redis.call('SET', KEYS[4], '1', 'EX', ARGV[5]) end
-if ARGV[7] ~= '' then redis.call('ZADD', KEYS[5], ARGV[7], ARGV[6])
-elseif ARGV[14] == '1' then redis.call('ZREM', KEYS[5], ARGV[6]) end
-if ARGV[8] ~= '' then
-  local size = redis.call('RPUSH', KEYS[3], ARGV[8])
-  if size > tonumber(ARGV[9]) then redis.call('LTRIM', KEYS[3], -tonumber(ARGV[9]), -1) end
-  -- refreshed on a new timeline and every 16th record: cheap, and an active user's timeline never lapses
-  if size % 16 == 1 then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
-end
-local n = tonumber(ARGV[13])
-if n > 0 then
-  redis.call('RPUSH', KEYS[6], unpack(ARGV, 15, 14 + n))
-  redis.call('ZADD', KEYS[7], 'NX', ARGV[11], ARGV[6])
-end
-for i = 15 + n, #ARGV, 2 do
-  redis.call('HSET', KEYS[9], ARGV[i], ARGV[i + 1])
-  redis.call('ZADD', KEYS[8], ARGV[12], ARGV[i])
-end
-redis.call('DEL', KEYS[1])
-return 1
-""")
+def _dialog(raw: bytes) -> dict[str, Any]:
+    """A stored dialog: MessagePack (a quarter smaller than JSON), or JSON as written before."""
+    return _decode(raw) if raw[:1] == b"{" else _unpack(raw)
 
-RELEASE = Script("""
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-""")
 
-# Claim due members of a zset by pushing their score to the lease end: one caller gets each.
-CLAIM = Script("""
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
-for _, m in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[2], m) end
-if KEYS[2] and #due > 0 then return redis.call('HMGET', KEYS[2], unpack(due)) end
-return due
-""")
+# Timeline records pass through one stream on their way to the database, so an idle dialog keeps no
+# timeline in Redis. Should the database stay away, the stream keeps the newest STREAM_MAX records.
+STREAM_MAX = 1_000_000
+STREAM_READ = 10_000  # records not yet moved that a timeline read looks through
 
-OUTBOX_DONE = Script("""
-local head = redis.call('LINDEX', KEYS[1], 0)
-if head and cjson.decode(head)['id'] == ARGV[1] then redis.call('LPOP', KEYS[1]) end
-if redis.call('LLEN', KEYS[1]) == 0 then redis.call('ZREM', KEYS[2], ARGV[2]) return 0 end
-return 1
-""")
+# Duplicate marks: 12-byte digests in one set per bot per time bucket (a few dozen bytes a mark, against
+# ~120 for a key of its own); a mark counts while its bucket is one of the last MARK_BUCKETS, so it is
+# recognised for at least DEDUPE_TTL (and up to half as long again).
+MARK_BUCKETS = 3
+MARK_BUCKET = DEDUPE_TTL // (MARK_BUCKETS - 1)
 
-OUTBOX_LATER = Script("""
-local head = redis.call('LINDEX', KEYS[1], 0)
-if head and cjson.decode(head)['id'] == ARGV[1] then
-  redis.call('LSET', KEYS[1], 0, ARGV[2])
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
-end
-return 0
-""")
 
-ACTION_LATER = Script("""
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then
-  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-end
-return 0
-""")
+def mark(user: str, dedupe: str) -> bytes:
+    """A delivery's duplicate mark within its bot: who it came from and its redelivery key, hashed."""
+    return hashlib.blake2b(f"{user}\x00{dedupe}".encode(), digest_size=12).digest()
+
+
+def _id_first(item: dict[str, Any]) -> dict[str, Any]:
+    """The item with "id" as its first key (the scripts match the head by its opening bytes)."""
+    return item if next(iter(item)) == "id" else {"id": item["id"], **item}
+
+
+def _slot(ms: int) -> float | None:
+    """Seconds to a reserved rate slot; None when the script reserved none."""
+    return None if ms < 0 else ms / 1000
+
+
+def _head_prefix(item_id: str) -> bytes:
+    return b'{"id":' + _encode(item_id)
 
 
 class RedisStore(DialogStore):
     """Dialogs under `<prefix>:v1:{bot:user}:*`; timers, outbox queue and actions in shared sorted sets."""
 
+    name = "redis"
+    batches_acks = True
+
     def __init__(self, url: str, prefix: str = "botflow", clock: Callable[[], float] = time.time,
-                 client: RespClient | None = None) -> None:
+                 client: RespClient | None = None, send_rate: float | None = None,
+                 timeline_db: AsyncEngine | None = None) -> None:
+        """`send_rate`: each bot's calls per second; the store then reserves the slot of every send it
+        hands out (SharedRateLimiter's schedule, the same keys), so a send costs no round trip for it.
+
+        `timeline_db`: the database timeline records are moved to (`move_timeline`); without it they stay
+        in the stream (tests, benchmarks), which keeps at most STREAM_MAX of them.
+        """
+        self.timeline_db = timeline_db
         self.client = client or RespClient(url)
         self.keys = Keys(prefix)
         self.clock = clock
+        self.interval = interval_ms(send_rate) if send_rate is not None else ""
+        self.interval_s = 1.0 / send_rate if send_rate is not None else 0.0
+
+    async def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return await self.client.run(script, keys, args)
+        except RedisError as exc:  # LOADING, READONLY, OOM...: the store's own failure, as every other
+            raise StoreUnavailable(f"redis refused the call: {exc}") from exc
+
+    async def _call(self, *args: Any) -> Any:
+        try:
+            return await self.client.call(*args)
+        except RedisError as exc:
+            raise StoreUnavailable(f"redis refused the call: {exc}") from exc
 
     async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None) -> Loaded:
         base = self.keys.user(bot, user)
-        reply = await self.client.run(
-            BEGIN, [base + "l", base + "d", base + "o", base + "u:" + (dedupe or "")],
-            [token, LOCK_MS, "1" if dedupe is not None else ""])
+        now = int(self.clock() // MARK_BUCKET)
+        sets = [self.keys.marks(bot, now - n) for n in range(MARK_BUCKETS)]
+        reply = await self._run(BEGIN, [base + "l", base + "d", *sets],
+                                [token, LOCK_MS, mark(user, dedupe) if dedupe is not None else ""])
         status = reply[0]
         if status == OK:
             raw = reply[1]
-            return Loaded(OK, _decode(raw) if raw is not None else None, reply[2])
+            return Loaded(OK, _dialog(raw) if raw is not None else None)
         if status == BUSY:
             return Loaded(BUSY, retry_ms=max(int(reply[1]), 1))
         return Loaded(DUPLICATE)
 
-    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> None:
-        base, k = self.keys.user(bot, user), self.keys
+    async def renew(self, bot: str, user: str, token: str) -> bool:
+        return bool(await self._run(RENEW, [self.keys.user(bot, user) + "l"], [token, LOCK_MS]))
+
+    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> bool:
+        base, k, now = self.keys.user(bot, user), self.keys, self.clock()
         args: list[Any] = [
-            token, _encode(write.session) if write.session is not None else "", int(write.ttl),
-            "1" if write.dedupe is not None else "", DEDUPE_TTL, member(bot, user),
+            token, _pack(write.session) if write.session is not None else "", int(write.ttl),
+            mark(user, write.dedupe) if write.dedupe is not None else "", MARK_BUCKET * (MARK_BUCKETS + 1),
+            member(bot, user),
             repr(write.timer_due) if write.timer_due is not None else "",
-            _encode(write.timeline) if write.timeline is not None else "", TIMELINE_CAP, TIMELINE_TTL,
-            repr(write.outbox_at), repr(self.clock()), len(write.outbox), "1" if write.had_timer else "",
+            _encode(write.timeline) if write.timeline is not None else "", STREAM_MAX, "",
+            repr(now + write.outbox_lease), repr(now), len(write.outbox), "1" if write.had_timer else "",
+            self.interval,
         ]
-        args.extend(_encode(item) for item in write.outbox)
+        args.extend(_encode(_id_first(item)) for item in write.outbox)
         for action in write.actions:
             args.append(action["id"])
             args.append(_encode(action))
-        ok = await self.client.run(
-            COMMIT, [base + "l", base + "d", base + "t", base + "u:" + (write.dedupe or ""), k.timers,
-                     base + "o", k.outq, k.actq, k.acts], args)
-        if not ok:
+        result = await self._run(
+            COMMIT, [base + "l", base + "d", k.timeline, k.marks(bot, int(now // MARK_BUCKET)), k.timers,
+                     base + "o", k.outq, k.actq, k.acts, k.outc, k.rate + bot], args)
+        if not result:
             raise LockLost(f"{bot}/{user}")
+        if result == 1:
+            return None
+        first = _slot(result[1])
+        more = tuple(Next(item, None if first is None else first + k * self.interval_s)
+                     for k, item in enumerate(write.outbox[1:], 1))
+        return Next(write.outbox[0], first, more)
 
     async def release(self, bot: str, user: str, token: str, loaded: Loaded) -> None:
-        await self.client.run(RELEASE, [self.keys.user(bot, user) + "l"], [token])
+        await self._run(RELEASE, [self.keys.user(bot, user) + "l"], [token])
 
     async def session(self, bot: str, user: str) -> dict[str, Any] | None:
-        raw = await self.client.call("GET", self.keys.user(bot, user) + "d")
-        return _decode(raw) if raw is not None else None
+        raw = await self._call("GET", self.keys.user(bot, user) + "d")
+        return _dialog(raw) if raw is not None else None
 
     async def timeline(self, bot: str, user: str) -> list[dict[str, Any]]:
-        rows = await self.client.call("LRANGE", self.keys.user(bot, user) + "t", 0, -1)
-        return [_decode(row) for row in rows]
+        """Records moved to the database, then those still in the stream, oldest first."""
+        records, moved = [], set()
+        if self.timeline_db is not None:
+            try:
+                async with self.timeline_db.connect() as conn:
+                    rows = await timeline_rows.read(conn, bot, user)
+            except (DBAPIError, OSError, TimeoutError) as exc:
+                raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
+            for stream_id, record in rows:
+                moved.add(stream_id)
+                records.append(_decode(record))
+        wanted = member(bot, user).encode()
+        for stream_id, fields in await self._call("XRANGE", self.keys.timeline, "-", "+", "COUNT", STREAM_READ):
+            if fields[1] == wanted and stream_id.decode() not in moved:
+                records.append(_decode(fields[3]))
+        return records[-TIMELINE_CAP:]
 
-    async def users(self, bot: str) -> AsyncIterator[str]:
-        cursor, pattern = b"0", self.keys.dialog_pattern(bot)
+    async def timeline_users(self, bot: str, limit: int) -> list[str]:
+        """Users whose records were moved to the database, then those still in the stream."""
+        found: list[str] = []
+        if self.timeline_db is not None:
+            try:
+                async with self.timeline_db.connect() as conn:
+                    found = await timeline_rows.users(conn, bot, limit)
+            except (DBAPIError, OSError, TimeoutError) as exc:
+                raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
+        for _, fields in await self._call("XRANGE", self.keys.timeline, "-", "+", "COUNT", STREAM_READ):
+            owner, user = split_member(fields[1].decode())
+            if owner == bot:
+                found.append(user)
+        return list(dict.fromkeys(found))[:limit]
+
+    async def move_timeline(self, limit: int = 2000) -> int:
+        """Move the oldest stream records into the database (one replica at a time); how many moved."""
+        if self.timeline_db is None:
+            return 0
+        if not await self._call("SET", self.keys.mover, "1", "NX", "PX", 5000):
+            return 0  # another replica is moving: a record inserted twice would be stored once anyway
+        try:
+            entries = await self._call("XRANGE", self.keys.timeline, "-", "+", "COUNT", limit)
+            if not entries:
+                return 0
+            rows = []
+            for stream_id, fields in entries:
+                bot, user = split_member(fields[1].decode())
+                sid = stream_id.decode()
+                # A stream id starts with Redis's time in ms: when the record was written, for the 7-day sweep.
+                rows.append({"bot_id": bot, "user_id": user, "at": int(sid.partition("-")[0]) / 1000,
+                             "record": fields[3].decode(), "stream_id": sid})
+            try:
+                async with self.timeline_db.begin() as conn:
+                    await timeline_rows.append(conn, rows)
+            except (DBAPIError, OSError, TimeoutError) as exc:
+                raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
+            await self._call("XDEL", self.keys.timeline, *(stream_id for stream_id, _ in entries))
+            return len(entries)
+        finally:
+            await self._call("DEL", self.keys.mover)
+
+    async def _dialog_keys(self, pattern: str) -> AsyncIterator[bytes]:
+        cursor = b"0"
         while True:
-            cursor, found = await self.client.call("SCAN", cursor, "MATCH", pattern, "COUNT", 500)
+            cursor, found = await self._call("SCAN", cursor, "MATCH", pattern, "COUNT", 500)
             for key in found:
-                yield self.keys.parse_dialog(key.decode())[1]
+                yield key
             if cursor in (b"0", 0):
                 return
 
-    async def _claim(self, keys: list[str], now: float, lease: float, limit: int) -> list[Any]:
-        return await self.client.run(CLAIM, keys, [repr(now), repr(now + lease), limit])
+    async def users(self, bot: str) -> AsyncIterator[str]:
+        async for key in self._dialog_keys(self.keys.dialog_pattern(bot)):
+            yield self.keys.parse_dialog(key.decode())[1]
 
     async def timers_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
-        return [split_member(m.decode()) for m in await self._claim([self.keys.timers], now, lease, limit)]
+        found = await self._run(TIMERS_DUE, [self.keys.timers], [repr(now), repr(now + lease), limit, self.keys.base])
+        return [split_member(m.decode()) for m in found]
 
-    async def outbox_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
-        return [split_member(m.decode()) for m in await self._claim([self.keys.outq], now, lease, limit)]
+    async def timers_hold(self, claims: list[tuple[str, str]], until: float) -> None:
+        if claims:
+            pairs: list[Any] = []
+            for bot, user in claims:
+                pairs += [repr(until), member(bot, user)]
+            await self._call("ZADD", self.keys.timers, "XX", "GT", *pairs)
+
+    async def outbox_claim(self, now: float, lease: float, owner: str, limit: int = 100) -> list[Claim]:
+        found = await self._run(OUTBOX_CLAIM, [self.keys.outq, self.keys.outc],
+                                [repr(now), repr(now + lease), limit, owner])
+        return [Claim(*split_member(found[i].decode()), bool(found[i + 1])) for i in range(0, len(found), 2)]
+
+    async def outbox_hold(self, claims: list[tuple[str, str]], owner: str, until: float) -> list[tuple[str, str]]:
+        if not claims:
+            return []
+        held = await self._run(OUTBOX_HOLD, [self.keys.outq, self.keys.outc],
+                               [repr(until), owner, *(member(b, u) for b, u in claims)])
+        return [split_member(m.decode()) for m in held]
 
     async def outbox_head(self, bot: str, user: str) -> dict[str, Any] | None:
-        raw = await self.client.call("LINDEX", self.keys.user(bot, user) + "o", 0)
+        raw = await self._call("LINDEX", self.keys.user(bot, user) + "o", 0)
         return _decode(raw) if raw is not None else None
 
-    async def outbox_done(self, bot: str, user: str, item_id: str) -> bool:
-        more = await self.client.run(
-            OUTBOX_DONE, [self.keys.user(bot, user) + "o", self.keys.outq], [item_id, member(bot, user)])
-        return bool(more)
+    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> Next | None:
+        found = await self._run(OUTBOX_DONE, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc,
+                                              self.keys.rate + bot],
+                                [_head_prefix(item_id), member(bot, user), owner, self.interval])
+        return Next(_decode(found[0]), _slot(found[1])) if found else None
 
-    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float) -> None:
-        await self.client.run(OUTBOX_LATER, [self.keys.user(bot, user) + "o", self.keys.outq],
-                              [item["id"], _encode(item), repr(at), member(bot, user)])
+    async def outbox_acks(self, acks: list[Ack]) -> list[tuple[str, str, Next]]:
+        if not acks:
+            return []
+        args: list[Any] = [self.keys.base, self.keys.rate, self.interval]
+        for ack in acks:
+            args += [ack.bot, ack.user, ack.owner, len(ack.ids), *(_head_prefix(i) for i in ack.ids)]
+        found = await self._run(OUTBOX_ACKS, [self.keys.outq, self.keys.outc], args)
+        return [(found[i].decode(), found[i + 1].decode(), Next(_decode(found[i + 2]), _slot(found[i + 3])))
+                for i in range(0, len(found), 4)]
+
+    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
+        await self._run(OUTBOX_LATER, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc],
+                        [_head_prefix(item["id"]), _encode(_id_first(item)), repr(at), member(bot, user), owner])
 
     async def actions_due(self, now: float, lease: float, limit: int = 100) -> list[dict[str, Any]]:
-        rows = await self._claim([self.keys.actq, self.keys.acts], now, lease, limit)
+        rows = await self._run(CLAIM, [self.keys.actq, self.keys.acts], [repr(now), repr(now + lease), limit])
         return [_decode(row) for row in rows if row is not None]
 
     async def action_done(self, item_id: str) -> None:
-        await self.client.call("ZREM", self.keys.actq, item_id)
-        await self.client.call("HDEL", self.keys.acts, item_id)
+        await self._call("ZREM", self.keys.actq, item_id)
+        await self._call("HDEL", self.keys.acts, item_id)
 
     async def action_later(self, item: dict[str, Any], at: float) -> None:
-        await self.client.run(ACTION_LATER, [self.keys.actq, self.keys.acts], [item["id"], _encode(item), repr(at)])
+        await self._run(ACTION_LATER, [self.keys.actq, self.keys.acts], [item["id"], _encode(item), repr(at)])
+
+    async def sample(self, dialogs: bool = True) -> Sample:
+        users, oldest = await self._run(OUTBOX_SAMPLE, [self.keys.outq], [self.keys.base])
+        found = Sample(int(users), float(oldest) if oldest else None)
+        if dialogs:
+            batch: list[bytes] = []
+            async for key in self._dialog_keys(self.keys.base + "{*}:d"):
+                batch.append(key)
+                if len(batch) >= 500:
+                    await self._count(batch, found)
+                    batch = []
+            await self._count(batch, found)
+        return found
+
+    async def _count(self, keys: list[bytes], found: Sample) -> None:
+        """Add the dialogs under `keys` to the per-(bot, version) counts."""
+        if not keys:
+            return
+        for key, raw in zip(keys, await self._call("MGET", *keys)):
+            if raw is not None:
+                label = (self.keys.parse_dialog(key.decode())[0], str(_dialog(raw).get("version")))
+                found.dialogs[label] = found.dialogs.get(label, 0) + 1
+
+    async def sweep(self, now: float) -> None:
+        """Forget moved timeline records older than TIMELINE_TTL (Redis expires everything else itself)."""
+        if self.timeline_db is not None:
+            try:
+                async with self.timeline_db.begin() as conn:
+                    await timeline_rows.sweep(conn, now)
+            except (DBAPIError, OSError, TimeoutError) as exc:
+                raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
 
     async def ping(self) -> None:
         try:

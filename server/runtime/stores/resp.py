@@ -14,13 +14,18 @@ from urllib.parse import unquote, urlparse
 
 from server.runtime.stores.base import StoreUnavailable
 
+# Redis's own default for proto-max-bulk-len: a bulk header above it is a broken stream, not data.
+MAX_BULK = 512 * 1024 * 1024
+# Status, error and length lines are short; a longer one means we are not talking to Redis.
+MAX_LINE = 64 * 1024
+
 
 class RedisError(Exception):
     """An error reply from the server."""
 
 
-class _Incomplete(Exception):
-    pass
+class ProtocolError(StoreUnavailable):
+    """The byte stream is not RESP; the connection is dropped."""
 
 
 def pack(args: tuple[Any, ...]) -> bytes:
@@ -37,36 +42,95 @@ def pack(args: tuple[Any, ...]) -> bytes:
     return b"".join(out)
 
 
-def parse(buf: bytearray, pos: int) -> tuple[Any, int]:
-    """One reply starting at `pos`; raises _Incomplete when the buffer ends first."""
-    end = buf.find(b"\r\n", pos)
-    if end < 0:
-        raise _Incomplete
-    kind = buf[pos]
-    if kind == 36:  # $ bulk string
-        size = int(buf[pos + 1 : end])
-        if size < 0:
-            return None, end + 2
-        stop = end + 2 + size
-        if len(buf) < stop + 2:
-            raise _Incomplete
-        return bytes(buf[end + 2 : stop]), stop + 2
-    if kind == 58:  # : integer
-        return int(buf[pos + 1 : end]), end + 2
-    if kind == 42:  # * array
-        count = int(buf[pos + 1 : end])
-        if count < 0:
-            return None, end + 2
-        pos, items = end + 2, []
-        for _ in range(count):
-            value, pos = parse(buf, pos)
-            items.append(value)
-        return items, pos
-    if kind == 43:  # + status
-        return buf[pos + 1 : end].decode(), end + 2
-    if kind == 45:  # - error
-        return RedisError(buf[pos + 1 : end].decode()), end + 2
-    raise RedisError(f"unexpected reply type {chr(kind)!r}")
+class Parser:
+    """Incremental RESP2 parser: bytes go in with `feed`, whole replies come out, nothing is read twice.
+
+    A partial reply keeps its place (open arrays on a stack, the length of a bulk string being received),
+    so a large reply arriving in many packets costs time in proportion to its size, not its square.
+    """
+
+    __slots__ = ("buf", "pos", "stack", "need")
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.pos = 0
+        self.stack: list[list[Any]] = []  # [items so far, items still expected] per open array
+        self.need = -1  # length of the bulk string whose header was read, -1 when none
+
+    def feed(self, data: bytes) -> list[Any]:
+        """Take more bytes; return the replies they complete, in order (errors as RedisError values)."""
+        buf = self.buf
+        buf += data
+        pos, need, stack, out = self.pos, self.need, self.stack, []
+        size = len(buf)
+        find = buf.find
+        while True:
+            if need >= 0:
+                stop = pos + need
+                if size < stop + 2:
+                    break
+                if buf[stop : stop + 2] != b"\r\n":
+                    raise ProtocolError("redis sent a bulk string without its terminator")
+                value: Any = bytes(buf[pos:stop])
+                pos, need = stop + 2, -1
+            else:
+                end = find(b"\r\n", pos)
+                if end < 0:
+                    if size - pos > MAX_LINE:
+                        raise ProtocolError("redis sent a line longer than 64 KB")
+                    break
+                kind, line = buf[pos], buf[pos + 1 : end]
+                pos = end + 2
+                if kind == 36:  # $ bulk string
+                    need = _number(line)
+                    if need > MAX_BULK:
+                        raise ProtocolError(f"redis announced a {need}-byte string")
+                    if need >= 0:
+                        continue
+                    value = None
+                elif kind == 58:  # : integer
+                    value = _number(line)
+                elif kind == 42:  # * array
+                    count = _number(line)
+                    if count > 0:
+                        stack.append([[], count])
+                        continue
+                    value = None if count < 0 else []
+                elif kind == 43:  # + status
+                    value = line.decode("utf-8", "replace")
+                elif kind == 45:  # - error
+                    value = RedisError(line.decode("utf-8", "replace"))
+                else:
+                    raise ProtocolError(f"redis sent an unknown reply type {chr(kind)!r}")
+            while stack:  # put the finished value into the open arrays, closing those it completes
+                top = stack[-1]
+                top[0].append(value)
+                top[1] -= 1
+                if top[1]:
+                    break
+                value = stack.pop()[0]
+            else:
+                out.append(value)
+        if pos == size:
+            buf.clear()
+            pos = 0
+        elif pos > 4096 and pos * 2 > size:
+            del buf[:pos]  # drop what was parsed (cheap at the front of a bytearray)
+            pos = 0
+        self.pos, self.need = pos, need
+        return out
+
+
+def _number(line: bytearray) -> int:
+    try:
+        return int(line)
+    except ValueError:
+        raise ProtocolError(f"redis sent {bytes(line[:40])!r} where a number belongs") from None
+
+
+def parse(buf: bytes) -> list[Any]:
+    """Every whole reply in `buf` (tests and tools; the connection feeds its own Parser)."""
+    return Parser().feed(buf)
 
 
 class _Connection(asyncio.Protocol):
@@ -75,7 +139,7 @@ class _Connection(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.waiters: deque[tuple[asyncio.Future[Any], float]] = deque()
-        self.buf = bytearray()
+        self.parser = Parser()
         self.out: list[bytes] = []
         self.closed = False
 
@@ -83,31 +147,41 @@ class _Connection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.fail(StoreUnavailable(f"redis connection lost: {exc or 'closed by the server'}"))
+
+    def fail(self, error: Exception) -> None:
+        """Drop the socket and fail every caller still waiting, each with its own copy of `error`."""
         self.closed = True
+        if self.transport is not None:
+            self.transport.abort()
         while self.waiters:
             fut, _ = self.waiters.popleft()
             if not fut.done():
-                fut.set_exception(StoreUnavailable(f"redis connection lost: {exc or 'closed'}"))
+                fut.set_exception(type(error)(*error.args))
 
     def data_received(self, data: bytes) -> None:
-        buf = self.buf
-        buf += data
-        pos, size = 0, len(buf)
-        while pos < size:
-            try:
-                value, pos = parse(buf, pos)
-            except _Incomplete:
-                break
-            fut, _ = self.waiters.popleft()
+        try:
+            replies = self.parser.feed(data)
+        except ProtocolError as exc:
+            self.fail(exc)
+            return
+        waiters = self.waiters
+        for value in replies:
+            if not waiters:
+                self.fail(ProtocolError("redis sent a reply nobody asked for"))
+                return
+            fut, _ = waiters.popleft()
             if fut.done():
                 continue  # the caller gave up (cancelled); the reply is dropped
             if isinstance(value, RedisError):
                 fut.set_exception(value)
             else:
                 fut.set_result(value)
-        del buf[:pos]
 
     def send(self, data: bytes, fut: asyncio.Future[Any]) -> None:
+        if self.closed:
+            fut.set_exception(StoreUnavailable("redis connection lost"))
+            return
         if not self.out:
             asyncio.get_running_loop().call_soon(self.flush)
         self.out.append(data)
@@ -128,9 +202,13 @@ class Script:
 
 
 class RespClient:
-    """Pipelined calls over one lazily (re)connected socket; timeouts close the socket."""
+    """Pipelined calls over one lazily (re)connected socket; an overdue reply closes the socket.
 
-    def __init__(self, url: str, timeout: float = 5.0) -> None:
+    `timeout` is how long the oldest call may wait for its reply, `connect_timeout` how long connecting
+    (with AUTH and SELECT) may take; both raise StoreUnavailable.
+    """
+
+    def __init__(self, url: str, timeout: float = 5.0, connect_timeout: float | None = None) -> None:
         parts = urlparse(url)
         if parts.scheme != "redis":
             raise ValueError("only redis:// URLs use the pipelined client")
@@ -140,6 +218,7 @@ class RespClient:
         self.username = unquote(parts.username) if parts.username else None
         self.password = unquote(parts.password) if parts.password else None
         self.timeout = timeout
+        self.connect_timeout = timeout if connect_timeout is None else connect_timeout
         self._conn: _Connection | None = None
         self._connecting: asyncio.Lock | None = None
         self._watchdog: asyncio.Task[None] | None = None
@@ -150,25 +229,40 @@ class RespClient:
         async with self._connecting:
             if self._conn is not None and not self._conn.closed:
                 return self._conn
-            loop = asyncio.get_running_loop()
+            where = f"redis at {self.host}:{self.port}"
+            conn: _Connection | None = None
             try:
-                _, conn = await asyncio.wait_for(
-                    loop.create_connection(_Connection, self.host, self.port), self.timeout)
-            except (OSError, asyncio.TimeoutError) as exc:
-                raise StoreUnavailable(f"redis at {self.host}:{self.port} unreachable: {exc}") from exc
-            hello: list[tuple[Any, ...]] = []
-            if self.password is not None:
-                hello.append(("AUTH", self.username, self.password) if self.username else ("AUTH", self.password))
-            if self.db:
-                hello.append(("SELECT", self.db))
-            for args in hello:
-                fut = loop.create_future()
-                conn.send(pack(args), fut)
-                await asyncio.wait_for(fut, self.timeout)
+                async with asyncio.timeout(self.connect_timeout):
+                    _, conn = await asyncio.get_running_loop().create_connection(_Connection, self.host, self.port)
+                    await self._hello(conn)
+            except (OSError, TimeoutError) as exc:
+                if conn is not None:
+                    conn.fail(StoreUnavailable("connection abandoned"))
+                raise StoreUnavailable(f"{where} unreachable: {exc or 'no answer in time'}") from None
+            except RedisError as exc:
+                conn.fail(StoreUnavailable("connection refused by the server"))  # type: ignore[union-attr]
+                # The server's words (WRONGPASS, NOAUTH, DB index out of range) never include the password.
+                raise StoreUnavailable(f"{where} refused the connection set-up: {exc}") from None
+            except StoreUnavailable:
+                conn.fail(StoreUnavailable("connection lost during set-up"))  # type: ignore[union-attr]
+                raise
             self._conn = conn
             if self._watchdog is None or self._watchdog.done():
                 self._watchdog = asyncio.create_task(self._watch())
             return conn
+
+    async def _hello(self, conn: _Connection) -> None:
+        """AUTH and SELECT on a new connection, before anyone else may use it."""
+        calls: list[tuple[Any, ...]] = []
+        if self.password is not None:
+            calls.append(("AUTH", self.username, self.password) if self.username else ("AUTH", self.password))
+        if self.db:
+            calls.append(("SELECT", self.db))
+        loop = asyncio.get_running_loop()
+        for args in calls:
+            fut = loop.create_future()
+            conn.send(pack(args), fut)
+            await fut
 
     async def _watch(self) -> None:
         """Abort a connection whose oldest reply is overdue, failing every waiter (so callers answer 503)."""
@@ -176,9 +270,7 @@ class RespClient:
             await asyncio.sleep(min(1.0, self.timeout / 2))
             conn = self._conn
             if conn is not None and conn.waiters and time.monotonic() - conn.waiters[0][1] > self.timeout:
-                if conn.transport is not None:
-                    conn.transport.abort()
-                conn.connection_lost(TimeoutError("reply overdue"))
+                conn.fail(StoreUnavailable(f"redis gave no reply within {self.timeout:g} s"))
 
     async def call(self, *args: Any) -> Any:
         """Send one command and wait for its reply."""
@@ -211,22 +303,25 @@ class RespClient:
 class RedisPyClient:
     """The same two calls over redis-py, for URLs the pipelined client does not speak (TLS, sockets)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, timeout: float = 5.0, connect_timeout: float | None = None) -> None:
         from redis.asyncio import Redis
 
-        self.redis = Redis.from_url(url)
+        self.redis = Redis.from_url(url, socket_timeout=timeout,
+                                    socket_connect_timeout=timeout if connect_timeout is None else connect_timeout)
 
     async def call(self, *args: Any) -> Any:
+        from redis.exceptions import AuthenticationError, NoScriptError, ResponseError
         from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.exceptions import ResponseError
         from redis.exceptions import TimeoutError as RedisTimeoutError
 
         try:
             return await self.redis.execute_command(*args)
+        except (AuthenticationError, RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            raise StoreUnavailable(str(exc)) from None
+        except NoScriptError as exc:  # redis-py strips the NOSCRIPT word that run() looks for
+            raise RedisError(f"NOSCRIPT {exc}") from exc
         except ResponseError as exc:
             raise RedisError(str(exc)) from exc
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-            raise StoreUnavailable(str(exc)) from exc
 
     async def run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
         try:
@@ -240,6 +335,8 @@ class RedisPyClient:
         await self.redis.aclose()
 
 
-def connect(url: str) -> RespClient | RedisPyClient:
+def connect(url: str, timeout: float = 5.0, connect_timeout: float | None = None) -> RespClient | RedisPyClient:
     """The pipelined client for plain redis:// URLs, redis-py for the rest."""
-    return RespClient(url) if url.startswith("redis://") else RedisPyClient(url)
+    if url.startswith("redis://"):
+        return RespClient(url, timeout, connect_timeout)
+    return RedisPyClient(url, timeout, connect_timeout)

@@ -2,20 +2,24 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import time
 from typing import Any, AsyncIterator, Callable
 
 import msgspec
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import cast, delete, func, literal_column, select, text, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from server.runtime.stores import timeline_rows
 from server.runtime.models import ActionRow, DedupeRow, DialogRow, OutboxQueueRow, OutboxRow, TimelineRow
 from server.runtime.stores.base import (
-    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, TIMELINE_TTL, DialogStore, Loaded, LockLost,
-    StoreUnavailable, Write,
+    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, Claim, DialogStore, Loaded, LockLost,
+    Next, Sample, StoreUnavailable, Write,
 )
 
 _encode = msgspec.json.encode
@@ -28,8 +32,30 @@ def _text(value: Any) -> str:
     return _encode(value).decode()
 
 
+def _guarded(method: Any) -> Any:
+    """Database failures leave the store as StoreUnavailable, the one error its callers handle."""
+    @functools.wraps(method)
+    async def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(self, *args, **kwargs)
+        except DBAPIError as exc:
+            if isinstance(exc, (OperationalError, InterfaceError)) or exc.connection_invalidated:
+                raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
+            raise
+        except (OSError, TimeoutError) as exc:
+            raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
+    return call
+
+
+def _mark(user: str, dedupe: str) -> str:
+    """The duplicate mark's key: per user, as `bot_started` marks are only unique within one user."""
+    return f"{user}:{dedupe}"
+
+
 class SqlStore(DialogStore):
     """Dialogs in `runtime_*` tables; one transaction per turn on PostgreSQL, held from begin to commit."""
+
+    name = "sql"
 
     def __init__(self, engine: AsyncEngine, clock: Callable[[], float] = time.time) -> None:
         self.engine = engine
@@ -38,6 +64,8 @@ class SqlStore(DialogStore):
         self._insert = pg_insert if self.postgres else sqlite_insert
         # SQLite serves a single process: an owner-token table in memory is the lock.
         self._locks: dict[tuple[str, str], tuple[str, float]] = {}
+        # SQLite: commits and outbox changes run one at a time, so "the queue is empty, the claim ends" and
+        # "a commit adds to the queue" never interleave (PostgreSQL orders them with row locks).
         self._claiming = asyncio.Lock()
 
     def _where(self, table: Any, bot: str, user: str) -> Any:
@@ -50,7 +78,7 @@ class SqlStore(DialogStore):
                                .on_conflict_do_nothing())
         if dedupe is not None:
             seen = await conn.scalar(select(U.c.expires_at).where(
-                (U.c.bot_id == bot) & (U.c.key == dedupe) & (U.c.expires_at > now)))
+                (U.c.bot_id == bot) & (U.c.key == _mark(user, dedupe)) & (U.c.expires_at > now)))
             if seen is not None:
                 return Loaded(DUPLICATE)
         query = select(D.c.session, D.c.expires_at).where(self._where(D, bot, user))
@@ -58,8 +86,7 @@ class SqlStore(DialogStore):
         session = None
         if row is not None and row.session is not None and row.expires_at > now:
             session = _decode(row.session)
-        pending = await conn.scalar(select(func.count()).select_from(O).where(self._where(O, bot, user)))
-        return Loaded(OK, session, int(pending or 0))
+        return Loaded(OK, session)
 
     async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None) -> Loaded:
         now = self.clock()
@@ -95,7 +122,17 @@ class SqlStore(DialogStore):
         except (OperationalError, DBAPIError, OSError) as exc:
             raise StoreUnavailable(str(exc)) from exc
 
-    async def _write(self, conn: AsyncConnection, bot: str, user: str, write: Write, now: float) -> None:
+    async def renew(self, bot: str, user: str, token: str) -> bool:
+        if self.postgres:  # the lock is the turn's open transaction: it lasts as long as the turn
+            return True
+        held = self._locks.get((bot, user))
+        if held is None or held[0] != token or held[1] <= self.clock():
+            return False
+        self._locks[(bot, user)] = (token, self.clock() + LOCK_MS / 1000)
+        return True
+
+    async def _write(self, conn: AsyncConnection, bot: str, user: str, token: str, write: Write,
+                     now: float) -> Next | None:
         where = self._where(D, bot, user)
         if write.session is None:
             await conn.execute(delete(D).where(where))
@@ -104,24 +141,32 @@ class SqlStore(DialogStore):
             await conn.execute(self._insert(D).values(bot_id=bot, user_id=user, **values)
                                .on_conflict_do_update(index_elements=["bot_id", "user_id"], set_=values))
         if write.timeline is not None:
-            await conn.execute(T.insert().values(bot_id=bot, user_id=user, at=now, record=_text(write.timeline)))
-            oldest_kept = (select(T.c.id).where(self._where(T, bot, user)).order_by(T.c.id.desc())
-                           .offset(TIMELINE_CAP - 1).limit(1).scalar_subquery())
-            await conn.execute(delete(T).where(self._where(T, bot, user) & (T.c.id < oldest_kept)))
+            await timeline_rows.append(conn, [{"bot_id": bot, "user_id": user, "at": now,
+                                               "record": _text(write.timeline)}])
         if write.dedupe is not None:
             expires = now + DEDUPE_TTL
-            await conn.execute(self._insert(U).values(bot_id=bot, key=write.dedupe, expires_at=expires)
+            key = _mark(user, write.dedupe)
+            await conn.execute(self._insert(U).values(bot_id=bot, key=key, expires_at=expires)
                                .on_conflict_do_update(index_elements=["bot_id", "key"], set_={"expires_at": expires}))
+        claimed = None
         if write.outbox:
             await conn.execute(O.insert(), [{"bot_id": bot, "user_id": user, "item_id": item["id"],
                                              "item": _text(item)} for item in write.outbox])
-            await conn.execute(self._insert(Q).values(bot_id=bot, user_id=user, next_at=write.outbox_at)
-                               .on_conflict_do_nothing())
+            queue = self._insert(Q).values(bot_id=bot, user_id=user, owner=token, next_at=now + write.outbox_lease)
+            if self.postgres:
+                # A no-op update locks an existing queue row, so this waits for a sender ending its claim
+                # (outbox_done) instead of seeing a row that sender is about to delete; xmax = 0: inserted.
+                queue = queue.on_conflict_do_update(index_elements=["bot_id", "user_id"], set_={"owner": Q.c.owner})
+                added = bool(await conn.scalar(queue.returning(literal_column("(xmax = 0)"))))
+            else:
+                added = (await conn.execute(queue.on_conflict_do_nothing())).rowcount == 1
+            claimed = Next(write.outbox[0], more=tuple(Next(i) for i in write.outbox[1:])) if added else None
         if write.actions:
             await conn.execute(A.insert(), [{"id": a["id"], "item": _text(a), "next_at": now}
                                             for a in write.actions])
+        return claimed
 
-    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> None:
+    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> Next | None:
         now = self.clock()
         try:
             if not self.postgres:
@@ -129,20 +174,21 @@ class SqlStore(DialogStore):
                 if held is None or held[0] != token or held[1] <= now:
                     raise LockLost(f"{bot}/{user}")
                 try:
-                    async with self.engine.begin() as conn:
-                        await self._write(conn, bot, user, write, now)
+                    async with self._claiming, self.engine.begin() as conn:
+                        return await self._write(conn, bot, user, token, write, now)
                 finally:
                     self._locks.pop((bot, user), None)
-                return
             conn: AsyncConnection = loaded.handle
             try:
-                await self._write(conn, bot, user, write, now)
+                claimed = await self._write(conn, bot, user, token, write, now)
                 await conn.commit()
+                return claimed
             finally:
                 await conn.close()
         except (OperationalError, DBAPIError, OSError) as exc:
             raise StoreUnavailable(str(exc)) from exc
 
+    @_guarded
     async def release(self, bot: str, user: str, token: str, loaded: Loaded) -> None:
         if not self.postgres:
             held = self._locks.get((bot, user))
@@ -156,6 +202,7 @@ class SqlStore(DialogStore):
             finally:
                 await conn.close()
 
+    @_guarded
     async def session(self, bot: str, user: str) -> dict[str, Any] | None:
         async with self.engine.connect() as conn:
             row = (await conn.execute(select(D.c.session, D.c.expires_at)
@@ -164,10 +211,14 @@ class SqlStore(DialogStore):
             return None
         return _decode(row.session)
 
+    @_guarded
     async def timeline(self, bot: str, user: str) -> list[dict[str, Any]]:
         async with self.engine.connect() as conn:
-            rows = await conn.execute(select(T.c.record).where(self._where(T, bot, user)).order_by(T.c.id))
-            return [_decode(row.record) for row in rows]
+            return [_decode(record) for _, record in await timeline_rows.read(conn, bot, user)]
+
+    async def timeline_users(self, bot: str, limit: int) -> list[str]:
+        async with self.engine.connect() as conn:
+            return await timeline_rows.users(conn, bot, limit)
 
     async def users(self, bot: str) -> AsyncIterator[str]:
         async with self.engine.connect() as conn:
@@ -177,77 +228,145 @@ class SqlStore(DialogStore):
             yield row.user_id
 
     async def _claim(self, table: Any, keys: str, column: str, now: float, lease: float, limit: int,
-                     returning: str | None = None) -> list[Any]:
-        """Move due rows' time to the lease end; SKIP LOCKED lets replicas claim disjoint rows."""
+                     returning: str | None = None, extra: str = "", owner: str | None = None) -> list[Any]:
+        """Move due rows' time to the lease end (and set `owner`); returns `keys`, `returning` as found.
+
+        SKIP LOCKED lets PostgreSQL replicas claim disjoint rows; SQLite serves one process and a lock.
+        """
         returning = returning or keys
-        name = table.name
+        name, params = table.name, {"lease": now + lease, "now": now, "limit": limit, "owner": owner}
+        sets = f"{column} = :lease" + (", owner = :owner" if owner is not None else "")
         if self.postgres:
-            sql = (f"UPDATE {name} SET {column} = :lease WHERE ({keys}) IN (SELECT {keys} FROM {name} "
-                   f"WHERE {column} <= :now ORDER BY {column} LIMIT :limit FOR UPDATE SKIP LOCKED) "
-                   f"RETURNING {returning}")
+            cond = " AND ".join(f"{name}.{k.strip()} = due.{k.strip()}" for k in keys.split(","))
+            columns = ", ".join(dict.fromkeys(c.strip() for c in f"{keys},{returning}".split(",")))
+            sql = (f"WITH due AS (SELECT {columns} FROM {name} WHERE {column} <= :now {extra} "
+                   f"ORDER BY {column} LIMIT :limit FOR UPDATE SKIP LOCKED) "
+                   f"UPDATE {name} SET {sets} FROM due WHERE {cond} "
+                   f"RETURNING {', '.join('due.' + c.strip() for c in returning.split(','))}")
             async with self.engine.begin() as conn:
-                return (await conn.execute(text(sql), {"lease": now + lease, "now": now, "limit": limit})).all()
+                return (await conn.execute(text(sql), params)).all()
         async with self._claiming, self.engine.begin() as conn:
             rows = (await conn.execute(text(
-                f"SELECT {keys}, {returning} FROM {name} WHERE {column} <= :now ORDER BY {column} LIMIT :limit"),
-                {"now": now, "limit": limit})).all()
+                f"SELECT {keys}, {returning} FROM {name} WHERE {column} <= :now {extra} "
+                f"ORDER BY {column} LIMIT :limit"), params)).all()
             width = len(keys.split(","))
             for row in rows:
                 cond = " AND ".join(f"{k.strip()} = :k{i}" for i, k in enumerate(keys.split(",")))
-                await conn.execute(text(f"UPDATE {name} SET {column} = :lease WHERE {cond}"),
-                                   {"lease": now + lease, **{f"k{i}": row[i] for i in range(width)}})
+                await conn.execute(text(f"UPDATE {name} SET {sets} WHERE {cond}"),
+                                   {**params, **{f"k{i}": row[i] for i in range(width)}})
             return [row[width:] for row in rows]
 
+    @_guarded
     async def timers_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
-        rows = await self._claim(D, "bot_id, user_id", "due", now, lease, limit)
+        rows = await self._claim(D, "bot_id, user_id", "due", now, lease, limit,
+                                 extra="AND session IS NOT NULL AND expires_at > :now")
         return [(row[0], row[1]) for row in rows]
 
-    async def outbox_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
-        rows = await self._claim(Q, "bot_id, user_id", "next_at", now, lease, limit)
-        return [(row[0], row[1]) for row in rows]
+    @_guarded
+    async def timers_hold(self, claims: list[tuple[str, str]], until: float) -> None:
+        if claims:
+            async with self.engine.begin() as conn:
+                for bot, user in claims:
+                    await conn.execute(update(D).where(self._where(D, bot, user) & (D.c.due < until))
+                                       .values(due=until))
 
+    @_guarded
+    async def outbox_claim(self, now: float, lease: float, owner: str, limit: int = 100) -> list[Claim]:
+        rows = await self._claim(Q, "bot_id, user_id", "next_at", now, lease, limit,
+                                 returning="bot_id, user_id, owner", owner=owner)
+        return [Claim(row[0], row[1], row[2] is not None) for row in rows]
+
+    @_guarded
+    async def outbox_hold(self, claims: list[tuple[str, str]], owner: str, until: float) -> list[tuple[str, str]]:
+        held = []
+        if claims:
+            async with self.engine.begin() as conn:
+                for bot, user in claims:
+                    done = await conn.execute(update(Q).where(self._where(Q, bot, user) & (Q.c.owner == owner))
+                                              .values(next_at=until))
+                    if done.rowcount:
+                        held.append((bot, user))
+        return held
+
+    @_guarded
     async def outbox_head(self, bot: str, user: str) -> dict[str, Any] | None:
         async with self.engine.connect() as conn:
             raw = await conn.scalar(select(O.c.item).where(self._where(O, bot, user)).order_by(O.c.id).limit(1))
         return _decode(raw) if raw is not None else None
 
-    async def outbox_done(self, bot: str, user: str, item_id: str) -> bool:
-        async with self.engine.begin() as conn:
-            head = (await conn.execute(select(O.c.id, O.c.item_id).where(self._where(O, bot, user))
-                                       .order_by(O.c.id).limit(1))).first()
+    def _serial(self) -> Any:
+        """SQLite's one-at-a-time guard for outbox changes; PostgreSQL needs none (row locks)."""
+        return contextlib.nullcontext() if self.postgres else self._claiming
+
+    async def _owned(self, conn: AsyncConnection, bot: str, user: str, owner: str) -> bool:
+        query = select(Q.c.owner).where(self._where(Q, bot, user))
+        return await conn.scalar(query.with_for_update() if self.postgres else query) == owner
+
+    @_guarded
+    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> Next | None:
+        async with self._serial(), self.engine.begin() as conn:
+            if not await self._owned(conn, bot, user, owner):
+                return None
+            mine = self._where(O, bot, user)
+            head = (await conn.execute(select(O.c.id, O.c.item_id).where(mine).order_by(O.c.id).limit(1))).first()
             if head is not None and head.item_id == item_id:
                 await conn.execute(delete(O).where(O.c.id == head.id))
-            left = await conn.scalar(select(func.count()).select_from(O).where(self._where(O, bot, user)))
-            if not left:
-                await conn.execute(delete(Q).where(self._where(Q, bot, user)))
-            return bool(left)
+            ended = await conn.execute(delete(Q).where(self._where(Q, bot, user) & ~select(O.c.id).where(mine).exists()))
+            if ended.rowcount:
+                return None
+            raw = await conn.scalar(select(O.c.item).where(mine).order_by(O.c.id).limit(1))
+            return Next(_decode(raw)) if raw is not None else None
 
-    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float) -> None:
-        async with self.engine.begin() as conn:
+    @_guarded
+    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
+        async with self._serial(), self.engine.begin() as conn:
+            if not await self._owned(conn, bot, user, owner):
+                return
             head = (await conn.execute(select(O.c.id, O.c.item_id).where(self._where(O, bot, user))
                                        .order_by(O.c.id).limit(1))).first()
             if head is not None and head.item_id == item["id"]:
                 await conn.execute(update(O).where(O.c.id == head.id).values(item=_text(item)))
-                await conn.execute(update(Q).where(self._where(Q, bot, user)).values(next_at=at))
+            await conn.execute(update(Q).where(self._where(Q, bot, user)).values(next_at=at, owner=None))
 
+    @_guarded
     async def actions_due(self, now: float, lease: float, limit: int = 100) -> list[dict[str, Any]]:
         rows = await self._claim(A, "id", "next_at", now, lease, limit, returning="item")
         return [_decode(row[0]) for row in rows]
 
+    @_guarded
     async def action_done(self, item_id: str) -> None:
         async with self.engine.begin() as conn:
             await conn.execute(delete(A).where(A.c.id == item_id))
 
+    @_guarded
     async def action_later(self, item: dict[str, Any], at: float) -> None:
         async with self.engine.begin() as conn:
             await conn.execute(update(A).where(A.c.id == item["id"]).values(item=_text(item), next_at=at))
 
+    @_guarded
+    async def sample(self, dialogs: bool = True) -> Sample:
+        async with self.engine.connect() as conn:
+            users = await conn.scalar(select(func.count()).select_from(Q))
+            first = select(func.min(O.c.id)).group_by(O.c.bot_id, O.c.user_id).limit(50).scalar_subquery()
+            heads = (await conn.execute(select(O.c.item).where(O.c.id.in_(first)))).scalars().all()
+            found = Sample(int(users or 0))
+            queued = [q for q in (_decode(h).get("queued") for h in heads) if q is not None]
+            found.outbox_oldest = min(queued, default=None)
+            if dialogs:
+                version = func.json_extract(D.c.session, "$.version") if not self.postgres else \
+                    cast(D.c.session, JSONB)["version"].astext
+                rows = await conn.execute(select(D.c.bot_id, version, func.count()).where(
+                    D.c.session.is_not(None) & (D.c.expires_at > self.clock())).group_by(D.c.bot_id, version))
+                found.dialogs = {(bot, str(v)): int(n) for bot, v, n in rows}
+        return found
+
+    @_guarded
     async def sweep(self, now: float) -> None:
         """Forget expired duplicate marks, dialogs past their TTL and old timelines."""
         async with self.engine.begin() as conn:
             await conn.execute(delete(U).where(U.c.expires_at <= now))
             await conn.execute(delete(D).where(D.c.session.is_not(None) & (D.c.expires_at <= now)))
-            await conn.execute(delete(T).where(T.c.at < now - TIMELINE_TTL))
+            await timeline_rows.sweep(conn, now)
 
     async def ping(self) -> None:
         try:

@@ -1,7 +1,7 @@
 """What each bot serves: bot settings cached briefly, compiled flows cached per immutable version.
 
 A publish is seen at once by the replica that made it (`invalidate`), by the others through Redis
-pub/sub, and at worst after CACHE_SECONDS when a notification was missed.
+pub/sub (`notifier`), and at worst after CACHE_SECONDS when a notification was missed.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable
 from flows.load import load
 from flows.model import Flow
 
-log = logging.getLogger("botflow.runtime.versions")
+log = logging.getLogger("botflow.runtime.catalog")
 
 CACHE_SECONDS = 1.0
 
@@ -52,6 +52,7 @@ class Catalog:
         self._bots: dict[str, tuple[BotInfo | None, float]] = {}
         self._flows: dict[tuple[str, int], Flow | None] = {}
         self._pending: dict[Any, asyncio.Future[Any]] = {}
+        self._refreshing: set[str] = set()  # bots whose settings are being reloaded in the background
 
     async def _once(self, key: Any, make: Callable[[], Awaitable[Any]]) -> Any:
         """Concurrent misses for one key share a single load."""
@@ -79,9 +80,12 @@ class Catalog:
         """
         cached = self._bots.get(bot_id)
         if cached is not None:
-            if cached[1] <= self._clock() and ("bot", bot_id) not in self._pending:
+            if cached[1] <= self._clock() and bot_id not in self._refreshing:
+                # Marked at once: the task registers itself in _pending only when it first runs, and every
+                # call until then would start another refresh.
+                self._refreshing.add(bot_id)
                 task = asyncio.ensure_future(self._once(("bot", bot_id), lambda: self._fetch_bot(bot_id)))
-                task.add_done_callback(_quiet)
+                task.add_done_callback(lambda done: (self._refreshing.discard(bot_id), _quiet(done)))
             return cached[0]
         return await self._once(("bot", bot_id), lambda: self._fetch_bot(bot_id))
 
@@ -143,53 +147,3 @@ def db_loaders(sessionmaker: Any) -> tuple[BotLoader, DocumentLoader]:
         return json.loads(text) if text is not None else None
 
     return load_bot, load_document
-
-
-class Notifier:
-    """Redis pub/sub: tell every replica that a bot changed (publish, token, secret)."""
-
-    def __init__(self, url: str, channel: str, catalog: Catalog) -> None:
-        from redis.asyncio import Redis
-
-        self._redis = Redis.from_url(url)
-        self._channel = channel
-        self._catalog = catalog
-        self._task: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._listen())
-
-    async def announce(self, bot_id: str) -> None:
-        try:
-            await self._redis.publish(self._channel, bot_id)
-        except Exception:  # noqa: BLE001 - the short cache still catches up within a second
-            log.warning("could not announce a change of bot %s", bot_id, exc_info=True)
-
-    async def _listen(self) -> None:
-        failing = False
-        while True:
-            try:
-                pubsub = self._redis.pubsub()
-                await pubsub.subscribe(self._channel)
-                self._catalog.invalidate()  # anything may have changed while we were not listening
-                failing = False
-                async for message in pubsub.listen():
-                    if message.get("type") == "message":
-                        data = message["data"]
-                        self._catalog.invalidate(data.decode() if isinstance(data, bytes) else str(data))
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - Redis went away: retry, the cache bounds staleness meanwhile
-                if not failing:
-                    log.warning("publication channel lost; resubscribing every second", exc_info=True)
-                failing = True
-                await asyncio.sleep(1.0)
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001
-                pass
-        await self._redis.aclose()

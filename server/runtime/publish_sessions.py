@@ -1,4 +1,4 @@
-"""Applying a publish to running dialogs: keep (nothing to do), reset (drop) or migrate (move if possible)."""
+"""What a publish does to running dialogs: keep (nothing), reset (drop them) or migrate (move if possible)."""
 from __future__ import annotations
 
 import asyncio
@@ -10,7 +10,7 @@ from flows.model import Flow
 from flows.session import Session
 from server.runtime import timeline
 from server.runtime.dispatch import MAX_KEY_TTL, Dispatcher, due
-from server.runtime.stores.base import Write, new_token
+from server.runtime.stores.base import Write
 
 log = logging.getLogger("botflow.runtime.publish")
 
@@ -38,14 +38,9 @@ async def apply(dispatcher: Dispatcher, bot_id: str, flow_id: str, version: int,
 
 
 async def _one(dispatcher: Dispatcher, bot_id: str, user: str, target: Flow, mode: str) -> bool:
-    key = (bot_id, user)
-    await dispatcher.locks.acquire(key)
-    try:
-        token = new_token()
-        loaded = await dispatcher._begin(bot_id, user, token, None)
-        stored = loaded.session
+    async with dispatcher.opened(bot_id, user) as turn:
+        stored = turn.loaded.session
         if stored is None or (stored.get("flow"), stored.get("version")) == (target.id, target.version):
-            await dispatcher.store.release(bot_id, user, token, loaded)
             return False
         now = dispatcher.clock()
         label = f"{target.id} v{target.version}"
@@ -54,14 +49,8 @@ async def _one(dispatcher: Dispatcher, bot_id: str, user: str, target: Flow, mod
             why = "reset" if mode == "reset" else f"its state {stored.get('state')!r} does not exist in {label}"
             write = Write(None, timeline=timeline.note(
                 now, "dropped", stored.get("state"), f"Publish of {label}: dialog dropped ({why}).", None))
-        try:
-            await dispatcher.store.commit(bot_id, user, token, write, loaded)
-        except BaseException:
-            await dispatcher.store.release(bot_id, user, token, loaded)
-            raise
+        await dispatcher.commit(turn, write)
         return True
-    finally:
-        dispatcher.locks.release(key)
 
 
 def _migrated(stored: dict[str, Any], target: Flow, now: float) -> Write | None:

@@ -1,0 +1,199 @@
+"""The Redis store's Lua scripts: each runs atomically, so a turn's begin and its commit are one step each."""
+from __future__ import annotations
+
+from server.runtime.ratelimit import GCRA
+from server.runtime.stores.resp import Script
+
+# KEYS: lock, dialog, then the mark sets of the last redis.MARK_BUCKETS buckets. ARGV: token, lock ms, mark ('' none).
+BEGIN = Script("""
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {1, redis.call('PTTL', KEYS[1])}
+end
+if ARGV[3] ~= '' then
+  for i = 3, #KEYS do
+    if redis.call('SISMEMBER', KEYS[i], ARGV[3]) == 1 then
+      redis.call('DEL', KEYS[1])
+      return {2}
+    end
+  end
+end
+return {0, redis.call('GET', KEYS[2])}
+""")
+
+RENEW = Script("""
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+""")
+
+# KEYS: lock, dialog, timeline stream, this bucket's mark set, timers, outbox, outq, actq, acts, outc,
+#       the bot's rate.
+# ARGV: token, dialog ('' drops it), ttl, mark ('' none), mark set ttl, member, timer due ('' none),
+#       timeline record ('' none), stream max length, (unused), claim end, now, n outbox, had timer,
+#       rate interval ms ('' keeps no rate), outbox items..., then action (id, json) pairs.
+# Returns 0 when the lock was lost, 1 when saved, {2, ms to the first send's rate slot or -1} when
+# saved and the caller now holds the outbox claim.
+COMMIT = Script(GCRA + """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
+if ARGV[4] ~= '' and redis.call('SADD', KEYS[4], ARGV[4]) == 1 and redis.call('TTL', KEYS[4]) < 0 then
+  redis.call('EXPIRE', KEYS[4], ARGV[5])
+end
+if ARGV[7] ~= '' then redis.call('ZADD', KEYS[5], ARGV[7], ARGV[6])
+elseif ARGV[14] == '1' or ARGV[2] == '' then redis.call('ZREM', KEYS[5], ARGV[6]) end
+if ARGV[8] ~= '' then
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[9], '*', 'm', ARGV[6], 'r', ARGV[8])
+end
+local n = tonumber(ARGV[13])
+local result = 1
+if n > 0 then
+  redis.call('RPUSH', KEYS[6], unpack(ARGV, 16, 15 + n))
+  if redis.call('ZADD', KEYS[7], 'NX', ARGV[11], ARGV[6]) == 1 then
+    redis.call('HSET', KEYS[10], ARGV[6], ARGV[1])
+    result = {2, -1}
+    -- one slot per queued send: the first waits for the returned time, the k-th k intervals longer
+    if ARGV[15] ~= '' then result[2] = reserve(KEYS[11], tonumber(ARGV[15]) * n, 0) end
+  end
+end
+for i = 16 + n, #ARGV, 2 do
+  redis.call('HSET', KEYS[9], ARGV[i], ARGV[i + 1])
+  redis.call('ZADD', KEYS[8], ARGV[12], ARGV[i])
+end
+redis.call('DEL', KEYS[1])
+return result
+""")
+
+RELEASE = Script("""
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+""")
+
+# KEYS: timers. ARGV: now, lease end, limit, dialog key prefix. Entries whose dialog is gone are removed.
+TIMERS_DUE = Script("""
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+local out = {}
+for _, m in ipairs(due) do
+  local bot, user = string.match(m, '^(.*)|(.*)$')
+  if redis.call('EXISTS', ARGV[4] .. '{' .. bot .. ':' .. user .. '}:d') == 1 then
+    redis.call('ZADD', KEYS[1], ARGV[2], m)
+    out[#out + 1] = m
+  else
+    redis.call('ZREM', KEYS[1], m)
+  end
+end
+return out
+""")
+
+# KEYS: outq, outc. ARGV: now, lease end, limit, owner. Returns member, taken-over flag pairs.
+OUTBOX_CLAIM = Script("""
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+local out = {}
+for _, m in ipairs(due) do
+  redis.call('ZADD', KEYS[1], ARGV[2], m)
+  out[#out + 1] = m
+  out[#out + 1] = redis.call('HSET', KEYS[2], m, ARGV[4]) == 0 and 1 or 0
+end
+return out
+""")
+
+# KEYS: outq, outc. ARGV: lease end, owner, members...
+OUTBOX_HOLD = Script("""
+local held = {}
+for i = 3, #ARGV do
+  if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[2] then
+    redis.call('ZADD', KEYS[1], 'XX', ARGV[1], ARGV[i])
+    held[#held + 1] = ARGV[i]
+  end
+end
+return held
+""")
+
+# Items are encoded with "id" first, so the head is recognised by its opening bytes, without decoding.
+# KEYS: outbox, outq, outc, the bot's rate. ARGV: '{"id":"<item id>"', member, owner, rate interval ms
+# ('' keeps no rate). Returns nil, or the next head with the ms to its rate slot (-1: none reserved).
+OUTBOX_DONE = Script(GCRA + """
+if redis.call('HGET', KEYS[3], ARGV[2]) ~= ARGV[3] then return false end
+local head = redis.call('LINDEX', KEYS[1], 0)
+if head and string.sub(head, 1, #ARGV[1]) == ARGV[1] then redis.call('LPOP', KEYS[1]) end
+local next = redis.call('LINDEX', KEYS[1], 0)
+if not next then
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  redis.call('HDEL', KEYS[3], ARGV[2])
+  return false
+end
+if ARGV[4] == '' then return {next, -1} end
+return {next, reserve(KEYS[4], tonumber(ARGV[4]), 0)}
+""")
+
+# KEYS: outbox, outq, outc. ARGV: item id, item json, at, member, owner.
+OUTBOX_LATER = Script("""
+if redis.call('HGET', KEYS[3], ARGV[4]) ~= ARGV[5] then return 0 end
+local head = redis.call('LINDEX', KEYS[1], 0)
+if head and string.sub(head, 1, #ARGV[1]) == ARGV[1] then redis.call('LSET', KEYS[1], 0, ARGV[2]) end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+redis.call('HDEL', KEYS[3], ARGV[4])
+return 1
+""")
+
+# Many users' sent items dropped at once. KEYS: outq, outc. ARGV: user key prefix, rate key prefix, rate
+# interval ms ('' none), then per user: bot, user, owner, n, n head prefixes ('{"id":"<item id>"').
+# Returns bot, user, next head, ms to its rate slot (-1: none) for every user whose queue goes on.
+OUTBOX_ACKS = Script(GCRA + """
+local out = {}
+local i = 4
+while i <= #ARGV do
+  local bot, user, owner, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
+  local m = bot .. '|' .. user
+  local list = ARGV[1] .. '{' .. bot .. ':' .. user .. '}:o'
+  if redis.call('HGET', KEYS[2], m) == owner then
+    for j = i + 4, i + 3 + n do
+      local head = redis.call('LINDEX', list, 0)
+      if head and string.sub(head, 1, #ARGV[j]) == ARGV[j] then redis.call('LPOP', list) end
+    end
+    local nxt = redis.call('LINDEX', list, 0)
+    if nxt then
+      local wait = -1
+      if ARGV[3] ~= '' then wait = reserve(ARGV[2] .. bot, tonumber(ARGV[3]), 0) end
+      out[#out + 1] = bot
+      out[#out + 1] = user
+      out[#out + 1] = nxt
+      out[#out + 1] = wait
+    else
+      redis.call('ZREM', KEYS[1], m)
+      redis.call('HDEL', KEYS[2], m)
+    end
+  end
+  i = i + 4 + n
+end
+return out
+""")
+
+# Claim due members of a zset by pushing their score to the lease end: one caller gets each.
+CLAIM = Script("""
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+for _, m in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[2], m) end
+if KEYS[2] and #due > 0 then return redis.call('HMGET', KEYS[2], unpack(due)) end
+return due
+""")
+
+ACTION_LATER = Script("""
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
+return 0
+""")
+
+# KEYS: outq, outbox key prefix. Users waiting, and the oldest `queued` among the 50 next due heads.
+OUTBOX_SAMPLE = Script("""
+local users = redis.call('ZCARD', KEYS[1])
+local oldest = ''
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, 49)) do
+  local bot, user = string.match(m, '^(.*)|(.*)$')
+  local head = redis.call('LINDEX', ARGV[1] .. '{' .. bot .. ':' .. user .. '}:o', 0)
+  if head then
+    local queued = cjson.decode(head)['queued']
+    if queued and (oldest == '' or queued < tonumber(oldest)) then oldest = string.format('%.17g', queued) end
+  end
+end
+return {users, oldest}
+""")

@@ -1,0 +1,55 @@
+"""Timeline records in the app's database: the SQL store's own, and the Redis store's once moved there."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, func, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.runtime.models import TimelineRow
+from server.runtime.stores.base import TIMELINE_CAP, TIMELINE_TTL
+
+T = TimelineRow.__table__
+
+
+async def append(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+    """Insert records ({bot_id, user_id, at, record, stream_id?}) and keep each user's newest TIMELINE_CAP.
+
+    A record already moved (same stream_id) is not inserted again, so a repeated move is harmless.
+    """
+    if not rows:
+        return
+    postgres = conn.dialect.name == "postgresql"
+    # Plain driver parameters: the statement is built once and each row costs the driver alone.
+    marks = "($1, $2, $3, $4, $5)" if postgres else "(?, ?, ?, ?, ?)"
+    await conn.exec_driver_sql(
+        f"INSERT INTO {T.name} (bot_id, user_id, at, record, stream_id) VALUES {marks} ON CONFLICT DO NOTHING",
+        [(row["bot_id"], row["user_id"], row["at"], row["record"], row.get("stream_id")) for row in rows])
+    users = sorted({(row["bot_id"], row["user_id"]) for row in rows})
+    mine = tuple_(T.c.bot_id, T.c.user_id)
+    # Counting index entries is cheap; the ranking below runs only for the few users past the cap.
+    full = (await conn.execute(select(T.c.bot_id, T.c.user_id).where(mine.in_(users))
+                               .group_by(T.c.bot_id, T.c.user_id).having(func.count() > TIMELINE_CAP))).all()
+    if full:
+        ranked = (select(T.c.id, func.row_number().over(partition_by=(T.c.bot_id, T.c.user_id),
+                                                        order_by=T.c.id.desc()).label("n"))
+                  .where(mine.in_([tuple(row) for row in full])).subquery())
+        await conn.execute(delete(T).where(T.c.id.in_(select(ranked.c.id).where(ranked.c.n > TIMELINE_CAP))))
+
+
+async def read(conn: AsyncConnection, bot: str, user: str) -> list[tuple[str | None, str]]:
+    """(stream id or None, record JSON) of a user's records, oldest first."""
+    rows = await conn.execute(select(T.c.stream_id, T.c.record)
+                              .where((T.c.bot_id == bot) & (T.c.user_id == user)).order_by(T.c.id))
+    return [(row.stream_id, row.record) for row in rows]
+
+
+async def users(conn: AsyncConnection, bot: str, limit: int) -> list[str]:
+    """Up to `limit` users of the bot with records."""
+    rows = await conn.execute(select(T.c.user_id).where(T.c.bot_id == bot).distinct().limit(limit))
+    return [row.user_id for row in rows]
+
+
+async def sweep(conn: AsyncConnection, now: float) -> None:
+    """Forget records older than TIMELINE_TTL."""
+    await conn.execute(delete(T).where(T.c.at < now - TIMELINE_TTL))
