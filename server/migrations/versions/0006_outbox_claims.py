@@ -1,8 +1,8 @@
 """Outbox claims name their owner, so a sender that stopped renewing is recognised and replaced; timeline
 records moved from Redis keep their stream id, so a record moved twice is stored once.
 
-Revision ID: 0003_outbox_claims
-Revises: 0002
+Revision ID: 0006_outbox_claims
+Revises: 0005_user_language
 Create Date: 2026-12-01
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003_outbox_claims"
-down_revision = "0004_flow_tests"
+revision = "0006_outbox_claims"
+down_revision = "0005_user_language"
 branch_labels = None
 depends_on = None
 
