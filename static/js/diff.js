@@ -1,16 +1,17 @@
 // The versions page: draws a diff (sent by the server as JSON in data-graph) on a read-only graph.
 import { createGraph, autoLayout } from "./editor/graph.js";
+import { TITLE_SIZE } from "./editor/cards.js";
 
 function draw() {
   const container = document.getElementById("diff-canvas");
   if (!container || container.dataset.drawn) return;
   container.dataset.drawn = "1";
   const graph = JSON.parse(container.dataset.graph);
-  const cy = createGraph(container, { interactive: false });
+  const cy = createGraph(container, { interactive: false, cards: false });
   const placed = graph.nodes.every((n) => n.position);
   cy.add(graph.nodes.map((n, i) => ({
     group: "nodes",
-    data: { id: `s:${n.id}`, sid: n.id, label: n.label },
+    data: { id: `s:${n.id}`, sid: n.id, label: n.label, w: TITLE_SIZE.w, h: TITLE_SIZE.h },
     classes: [n.status === "same" ? "" : `diff-${n.status}`, n.final ? "final" : "", n.id === graph.start ? "start" : ""].join(" "),
     position: n.position ? { ...n.position } : { x: (i % 5) * 190, y: Math.floor(i / 5) * 100 },
   })));
