@@ -53,7 +53,7 @@ function labelWidth(text) {
 const portId = (nodeId, key) => `${nodeId}|${key}`;
 
 /** The flow on the canvas as an ELK graph: cards with their ports, transitions with their labels. */
-export function elkGraph(cy, { aspect = 1.6 } = {}) {
+export function elkGraph(cy, { aspect = 1.6, wrap = true } = {}) {
   const states = cy.nodes().filter((n) => !n.hasClass("eh-ghost-node") && n.data("sid") !== undefined);
   const layers = states.length;
   const children = states.map((n) => {
@@ -106,7 +106,7 @@ export function elkGraph(cy, { aspect = 1.6 } = {}) {
       "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
       "elk.layered.cycleBreaking.strategy": "MODEL_ORDER",
       // A long chain is cut into rows, so the flow takes the screen's shape rather than one long line.
-      "elk.layered.wrapping.strategy": layers > 4 ? "MULTI_EDGE" : "OFF",
+      "elk.layered.wrapping.strategy": wrap && layers > 4 ? "MULTI_EDGE" : "OFF",
       "elk.aspectRatio": String(aspect),
       "elk.separateConnectedComponents": "true",
     },
@@ -184,8 +184,31 @@ export function applyLayout(cy, laidOut) {
   return centres;
 }
 
-/** Lay out the whole canvas; resolves once the states are in their new places with their routes. */
+/** How many edges of a laid-out graph are unrouted or end away from their states (ELK's wrapping does that). */
+function strayEdges(laidOut) {
+  const boxes = new Map((laidOut.children || []).map((c) => [c.id, c]));
+  const on = (id, p) => {
+    const b = boxes.get(id);
+    return b && p.x >= b.x - 2 && p.x <= b.x + b.width + 2 && p.y >= b.y - 2 && p.y <= b.y + b.height + 2;
+  };
+  return (laidOut.edges || []).filter((e) => {
+    const section = (e.sections || [])[0];
+    if (!section) return true;
+    const from = e.sources[0].split("|")[0];
+    const to = e.targets[0].split("|")[0];
+    return !on(from, section.startPoint) || !on(to, section.endPoint);
+  }).length;
+}
+
+/**
+ * Lay out the whole canvas; resolves once the states are in their new places with their routes. A wrapped
+ * layout whose cut leaves an edge unrouted gives way to the unwrapped one.
+ */
 export async function elkLayout(cy, options = {}) {
-  const laidOut = await runElk(elkGraph(cy, options));
+  let laidOut = await runElk(elkGraph(cy, options));
+  if (strayEdges(laidOut)) {
+    const flat = await runElk(elkGraph(cy, { ...options, wrap: false }));
+    if (strayEdges(flat) < strayEdges(laidOut)) laidOut = flat;
+  }
   return applyLayout(cy, laidOut);
 }
