@@ -162,7 +162,7 @@ async function arrange() {
 function fitOptions() {
   const map = document.getElementById("minimap");
   const open = map && !map.hidden && !map.classList.contains("collapsed");
-  return { maxZoom: 1.2, reserve: open ? { w: map.offsetWidth + 20, h: map.offsetHeight + 20 } : null };
+  return { maxZoom: 1.2, reserve: open ? { w: map.offsetWidth + 20, h: map.offsetHeight + 50 } : null };  // with its toggle above
 }
 
 const actions = {

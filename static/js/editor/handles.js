@@ -25,9 +25,10 @@ export function installEdgeDrawing(cy, container, onConnect) {
 
   function place(node) {
     const box = node.renderedBoundingBox({ includeLabels: false, includeOverlays: false });
-    // Below the card's middle: its right side holds the ports of its buttons and input.
+    // Just under the card's middle, never over the card (tiny when zoomed out) so a click still selects it;
+    // its right side holds the ports of its buttons and input.
     handle.style.left = `${(box.x1 + box.x2) / 2 - 7}px`;
-    handle.style.top = `${box.y2 - 7}px`;
+    handle.style.top = `${box.y2 + 1}px`;
   }
 
   function show(node) {
