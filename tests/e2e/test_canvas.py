@@ -232,3 +232,21 @@ def test_shortcut_overlay_opens_with_question_mark(page: Page, app: App) -> None
     shoot(page, "canvas-shortcuts-overlay")
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
+
+
+def test_panel_adds_a_transition_on_one_of_the_states_buttons(page: Page, app: App) -> None:
+    flow = import_example(app, "support")
+    open_editor(page, app.url, flow)
+    page.evaluate("window.botflowEditor.cy.getElementById('s:choose_category').select()")
+    page.locator('#panel form[hx-post$="/state/choose_category"]').wait_for()
+    box = page.locator("#panel .add-transition")
+    on = box.get_by_label("Fires on")
+    assert on.locator("option").all_inner_texts()[:4] == ["button: billing", "button: login", "button: bug", "button: other"]
+    on.select_option("button:login")
+    box.get_by_label("Goes to").select_option("closed_by_user")
+    shoot(page, "canvas-panel-add-transition")
+    box.get_by_role("button", name="Add transition").click()
+    settle(page)
+    added = [t for t in document(page)["transitions"] if t["from"] == "choose_category" and t["to"] == "closed_by_user"]
+    assert [(t["on"], t.get("payload")) for t in added] == [("button", "login")]
+    page.locator(f'#panel form[hx-post$="/transition/{added[0]["id"]}"]').wait_for()
