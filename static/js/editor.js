@@ -336,6 +336,35 @@ function drawn() {
   });
 }
 
+/**
+ * Saved positions made for smaller boxes (or by hand) can put cards on top of each other: offer Auto-layout
+ * rather than moving anything unasked (opening a flow never changes it).
+ */
+function offerLayout() {
+  if (!layoutButton || !cardsOn || cy.nodes().length > 400) return;
+  const boxes = boxesOf(cy);
+  const overlapping = boxes.some((a, i) => boxes.slice(i + 1).some((b) => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2));
+  if (!overlapping) return;
+  const note = document.createElement("div");
+  note.className = "canvas-note";
+  note.setAttribute("role", "status");
+  const text = document.createElement("span");
+  text.textContent = t("Some cards overlap at their saved places.");
+  const arrangeButton = document.createElement("button");
+  arrangeButton.type = "button";
+  arrangeButton.className = "primary";
+  arrangeButton.textContent = t("Arrange the flow");
+  const close = document.createElement("button");
+  close.type = "button";
+  close.textContent = t("Keep as it is");
+  note.append(text, arrangeButton, close);
+  const done = () => note.remove();
+  arrangeButton.addEventListener("click", () => { done(); arrange(); });
+  close.addEventListener("click", done);
+  layoutButton.addEventListener("click", done, { once: true });
+  canvas.parentElement.append(note);
+}
+
 async function start(doc) {
   const placed = Object.keys(doc.layout || {}).length;
   // Saved positions are used as they are (openGraph fitted the view to them); the layout runs only for a flow
@@ -344,6 +373,7 @@ async function start(doc) {
   setStatus("All changes saved", "saved");
   status.dataset.revision = store.revision;
   panel.show("none");
+  offerLayout();
   performance.mark("editor:built");
   await drawn();
   performance.mark("editor:drawn");

@@ -250,3 +250,38 @@ def test_panel_adds_a_transition_on_one_of_the_states_buttons(page: Page, app: A
     added = [t for t in document(page)["transitions"] if t["from"] == "choose_category" and t["to"] == "closed_by_user"]
     assert [(t["on"], t.get("payload")) for t in added] == [("button", "login")]
     page.locator(f'#panel form[hx-post$="/transition/{added[0]["id"]}"]').wait_for()
+
+
+def test_auto_layout_of_a_long_flow_shows_progress_and_fits_the_screen(page: Page, app: App) -> None:
+    """A 300-state chain saved as one column comes back wrapped into rows that fit the canvas's shape."""
+    ids = [f"q{i:03d}" for i in range(299)] + ["done"]
+    doc: dict = {"format": "botflow/v1", "id": f"long-{secrets.token_hex(3)}", "title": "Long form", "start": ids[0],
+                 "states": [], "transitions": [], "layout": {}}
+    for i, sid in enumerate(ids):
+        doc["layout"][sid] = {"x": 0, "y": i * 120}
+        if sid == "done":
+            doc["states"].append({"id": sid, "title": "Done", "final": True, "say": [{"text": "Thanks!"}]})
+            continue
+        doc["states"].append({"id": sid, "title": f"Question {i}", "say": [{"text": f"Answer {i}?"}],
+                              "input": {"type": "text", "save_as": f"a{i}"}})
+        doc["transitions"].append({"id": f"t{i}", "from": sid, "to": ids[i + 1], "on": "input"})
+    assert app.api("POST", "/api/flows", content=json.dumps(doc),
+                   headers={"Content-Type": "application/json"}).status_code == 201
+    open_editor(page, app.url, doc["id"])
+    page.get_by_role("button", name="Auto-layout").click()
+    expect(page.locator(".layout-progress")).to_be_visible()
+    expect(page.locator("#save-status")).to_contain_text("300 states")
+    shoot(page, "canvas-long-flow-arranging")
+    page.wait_for_function("document.querySelector('[data-action=layout]').disabled === false", timeout=120000)
+    settle(page)
+    expect(page.locator(".layout-progress")).to_be_hidden()
+    shape = page.evaluate("""() => {
+        const cy = window.botflowEditor.cy;
+        const b = cy.nodes().boundingBox({includeLabels: false});
+        return {w: b.w, h: b.h, zoom: cy.zoom(), canvas: cy.width() / cy.height()};
+    }""")
+    assert 0.4 < shape["w"] / shape["h"] < 4 * shape["canvas"], shape
+    assert shape["zoom"] > 0.05, shape
+    saved = document(page)["layout"]
+    assert len({round(p["x"]) for p in saved.values()}) > 5  # not one column any more
+    shoot(page, "canvas-long-flow-arranged")

@@ -1,8 +1,9 @@
 // Auto-layout with ELK's layered algorithm (in a Web Worker): states in layers left to right, transitions
 // routed at right angles around the states (back edges too), parallel edges apart, labels given their own
-// room, long flows wrapped into rows so the whole fits a screen. The routes are kept in the edges' data
-// (style.js draws them) until a state they touch moves.
+// room; long flows are then wrapped into rows (rows.js) so the whole fits a screen. The routes are kept in
+// the edges' data (style.js draws them) until a state they touch moves.
 import { dropRoutes, curl } from "./routes.js";
+import { wrapRows } from "./rows.js";
 
 const WORKER_URL = "/static/js/editor/layout-worker.js";
 const LABEL_FONT = "11px Helvetica Neue, Helvetica, sans-serif";  // Cytoscape's edge label font (style.js)
@@ -53,21 +54,22 @@ function labelWidth(text) {
 const portId = (nodeId, key) => `${nodeId}|${key}`;
 
 /** The flow on the canvas as an ELK graph: cards with their ports, transitions with their labels. */
-export function elkGraph(cy, { aspect = 1.6, wrap = true } = {}) {
+export function elkGraph(cy) {
   const states = cy.nodes().filter((n) => !n.hasClass("eh-ghost-node") && n.data("sid") !== undefined);
-  const layers = states.length;
   const children = states.map((n) => {
     const card = n.data("card") || { w: n.data("w"), h: n.data("h"), ports: [], rows: [] };
     const headY = card.rows.length ? HEAD_Y : card.h / 2;
+    // Transitions come in at the height of the first row, where a chain of questions leaves each card (its
+    // input): the chain then stays level instead of stepping down a little at every state.
+    const inY = card.rows.length ? card.rows[0].top + 12 : card.h / 2;
     return {
       id: n.id(),
       width: card.w,
       height: card.h,
       layoutOptions: { "elk.portConstraints": "FIXED_POS" },
-      // Transitions come in on the left of the title and leave from their button's or input's row, or
-      // (other triggers) from the right of the title.
+      // Transitions leave from their button's or input's row, or (other triggers) from the title's right.
       ports: [
-        { id: portId(n.id(), "in"), x: 0, y: headY, width: 0, height: 0, layoutOptions: { "elk.port.side": "WEST" } },
+        { id: portId(n.id(), "in"), x: 0, y: inY, width: 0, height: 0, layoutOptions: { "elk.port.side": "WEST" } },
         { id: portId(n.id(), "out"), x: card.w, y: headY, width: 0, height: 0, layoutOptions: { "elk.port.side": "EAST" } },
         ...card.ports.map((p) => ({
           id: portId(n.id(), p.key), x: card.w, y: p.y + card.h / 2, width: 0, height: 0,
@@ -105,9 +107,6 @@ export function elkGraph(cy, { aspect = 1.6, wrap = true } = {}) {
       "elk.layered.nodePlacement.strategy": "NETWORK_SIMPLEX",
       "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
       "elk.layered.cycleBreaking.strategy": "MODEL_ORDER",
-      // A long chain is cut into rows, so the flow takes the screen's shape rather than one long line.
-      "elk.layered.wrapping.strategy": wrap && layers > 4 ? "MULTI_EDGE" : "OFF",
-      "elk.aspectRatio": String(aspect),
       "elk.separateConnectedComponents": "true",
     },
     children,
@@ -157,8 +156,8 @@ export function applyLayout(cy, laidOut) {
       if (label) labels.push([edge, { x: label.x + label.width / 2, y: label.y + label.height / 2 }]);
       if (!section || !s || !t || edge.data("source") === edge.data("target")) continue;
       if (s.x === t.x && s.y === t.y) continue;
-      // ELK can leave the ends of an edge cut by wrapping where the state was before the cut: such an edge
-      // keeps Cytoscape's own curve rather than a route into nowhere.
+      // A route that does not start and end on its states (none should) keeps Cytoscape's own curve rather
+      // than run into nowhere.
       if (!onBorder(edge.source(), s, section.startPoint) || !onBorder(edge.target(), t, section.endPoint)) continue;
       // A straight route still needs one point for Cytoscape's segments: the middle of the line.
       const points = section.bendPoints && section.bendPoints.length ? section.bendPoints
@@ -184,31 +183,11 @@ export function applyLayout(cy, laidOut) {
   return centres;
 }
 
-/** How many edges of a laid-out graph are unrouted or end away from their states (ELK's wrapping does that). */
-function strayEdges(laidOut) {
-  const boxes = new Map((laidOut.children || []).map((c) => [c.id, c]));
-  const on = (id, p) => {
-    const b = boxes.get(id);
-    return b && p.x >= b.x - 2 && p.x <= b.x + b.width + 2 && p.y >= b.y - 2 && p.y <= b.y + b.height + 2;
-  };
-  return (laidOut.edges || []).filter((e) => {
-    const section = (e.sections || [])[0];
-    if (!section) return true;
-    const from = e.sources[0].split("|")[0];
-    const to = e.targets[0].split("|")[0];
-    return !on(from, section.startPoint) || !on(to, section.endPoint);
-  }).length;
-}
-
 /**
- * Lay out the whole canvas; resolves once the states are in their new places with their routes. A wrapped
- * layout whose cut leaves an edge unrouted gives way to the unwrapped one.
+ * Lay out the whole canvas; resolves once the states are in their new places with their routes. A long flow
+ * is cut into rows (rows.js) so that it takes the view's shape (`aspect`, width over height).
  */
-export async function elkLayout(cy, options = {}) {
-  let laidOut = await runElk(elkGraph(cy, options));
-  if (strayEdges(laidOut)) {
-    const flat = await runElk(elkGraph(cy, { ...options, wrap: false }));
-    if (strayEdges(flat) < strayEdges(laidOut)) laidOut = flat;
-  }
-  return applyLayout(cy, laidOut);
+export async function elkLayout(cy, { aspect = 1.6 } = {}) {
+  const laidOut = await runElk(elkGraph(cy));
+  return applyLayout(cy, wrapRows(laidOut, aspect));
 }
