@@ -105,14 +105,13 @@ function edgeData(tr, card) {
   return data;
 }
 
-/** A self-loop's ends: out of its port and back in just below it, or over the card's top edge. */
+/** A self-loop's ends: out of its port (or the title's right) and back in just below, beside the card. */
 function loopEnds(card, port) {
-  if (port) {
-    const y2 = Math.min(port.y + 12, card.h / 2 - 4);
-    return { ld: "90deg", lstep: card.w / 2 + 40, lse: `${port.x}px ${port.y}px`, lte: `${port.x}px ${y2}px` };
-  }
+  const w = card ? card.w / 2 : 75;
   const h = card ? card.h / 2 : 24;
-  return { ld: "0deg", lstep: h + 40, lse: `-16px ${-h}px`, lte: `16px ${-h}px` };
+  const y1 = port ? port.y : (card && card.rows.length ? -h + 17 : 0);
+  const y2 = Math.min(y1 + 12, h - 4);
+  return { ld: "90deg", lstep: w + 40, lse: `${w}px ${y1}px`, lte: `${w}px ${y2}px` };
 }
 
 /** Where states without a saved position go: in rows below everything already placed. */

@@ -56,6 +56,15 @@ const portId = (nodeId, key) => `${nodeId}|${key}`;
 /** The flow on the canvas as an ELK graph: cards with their ports, transitions with their labels. */
 export function elkGraph(cy) {
   const states = cy.nodes().filter((n) => !n.hasClass("eh-ghost-node") && n.data("sid") !== undefined);
+  const transitions = cy.edges().filter((e) => e.data("tid") !== undefined);
+  // A self-loop comes back into its card just below where it left (as graph.js draws it): a port there lets
+  // ELK keep the room beside the card for it and its label.
+  const loops = new Map();
+  transitions.filter((e) => e.isLoop()).forEach((e) => {
+    const id = e.data("source");
+    if (!loops.has(id)) loops.set(id, new Set());
+    loops.get(id).add(e.data("port") || "out");
+  });
   const children = states.map((n) => {
     const card = n.data("card") || { w: n.data("w"), h: n.data("h"), ports: [], rows: [] };
     const headY = card.rows.length ? HEAD_Y : card.h / 2;
@@ -75,16 +84,21 @@ export function elkGraph(cy) {
           id: portId(n.id(), p.key), x: card.w, y: p.y + card.h / 2, width: 0, height: 0,
           layoutOptions: { "elk.port.side": "EAST" },
         })),
+        ...[...(loops.get(n.id()) || [])].map((key) => {
+          const from = key === "out" ? headY : card.ports.find((p) => p.key === key).y + card.h / 2;
+          return { id: portId(n.id(), `back:${key}`), x: card.w, y: Math.min(from + 12, card.h - 4), width: 0, height: 0,
+            layoutOptions: { "elk.port.side": "EAST" } };
+        }),
       ],
     };
   });
-  const edges = cy.edges().filter((e) => e.data("tid") !== undefined).map((e) => {
+  const edges = transitions.map((e) => {
     const label = e.data("label") || "";
-    const source = portId(e.data("source"), e.data("port") || "out");
+    const key = e.data("port") || "out";
     return {
       id: e.id(),
-      sources: [source],
-      targets: [portId(e.data("target"), "in")],
+      sources: [portId(e.data("source"), key)],
+      targets: [portId(e.data("target"), e.isLoop() ? `back:${key}` : "in")],
       labels: label ? [{ text: label, width: labelWidth(label), height: LABEL_H }] : [],
     };
   });

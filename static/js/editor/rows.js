@@ -7,6 +7,7 @@
 const GAP = 64;  // px between rows: the channel for edges between rows, with room for their labels
 const LAYER_GAP = 70;  // ELK's spacing between layers (layout.js), halved for the vertical runs
 const SPREAD = 7;  // px between parallel runs of different edges
+const LANE = 24;  // px between the lanes of a channel: a label's height and a little
 
 /** The rows of a cut into `rows` rows: which row each layer is in, and each row's extent. */
 function cut(children, layers, rows, minX, maxX) {
@@ -58,61 +59,62 @@ export function wrapRows(laidOut, aspect) {
   const { rows, rowOfLayer, start, high, low, minX } = bestCut(children, aspect);
   if (rows < 2) return laidOut;
   const rowOf = new Map(children.map((c) => [c.id, rowOfLayer.get(Math.round(c.x))]));
+  // Edges between rows run along lanes of the channels between rows (boundary b: under row b), one lane
+  // per edge so that neither the runs nor their labels lie on top of each other.
+  const lanes = new Map();
+  const lane = (b) => { const n = lanes.get(b) || 0; lanes.set(b, n + 1); return n; };
+  const plan = (laidOut.edges || []).map((e) => {
+    const rs = rowOf.get(e.sources[0].split("|")[0]);
+    const rt = rowOf.get(e.targets[0].split("|")[0]);
+    const section = (e.sections || [])[0];
+    if (!section || rs === undefined || rt === undefined || rs === rt) return { e, rs, rt, section, cross: false };
+    const first = rt > rs ? rs : rs - 1;
+    const last = rt > rs ? rt - 1 : rt;
+    return { e, rs, rt, section, cross: true, first: [first, lane(first)], last: first === last ? null : [last, lane(last)] };
+  });
+  const gapOf = (b) => Math.max(GAP, 24 + (lanes.get(b) || 0) * LANE);
   // Each row keeps its own height (a long chain drifts downwards in ELK's band) and goes under the last.
   const minY = Math.min(...children.map((c) => c.y));
   const tops = [];
   let y = minY - 20;
   for (let r = 0; r < rows; r += 1) {
     tops.push(y);
-    y += (low.has(r) ? low.get(r) - high.get(r) : 0) + GAP;
+    y += (low.has(r) ? low.get(r) - high.get(r) : 0) + gapOf(r);
   }
   const shift = (r) => ({ dx: minX - start.get(r), dy: tops[r] - high.get(r) });
   const move = (p, r) => { const d = shift(r); return { x: p.x + d.dx, y: p.y + d.dy }; };
-  const top = (r) => tops[r];
   const bottom = (r) => tops[r] + low.get(r) - high.get(r);
+  const laneY = ([b, i]) => bottom(b) + 12 + i * LANE + LANE / 2;
 
   const nodes = children.map((c) => ({ ...c, ...move(c, rowOf.get(c.id)) }));
   const labelsPlaced = [];
-  const edges = (laidOut.edges || []).map((e) => {
-    const from = e.sources[0].split("|")[0];
-    const to = e.targets[0].split("|")[0];
-    const rs = rowOf.get(from);
-    const rt = rowOf.get(to);
-    const section = (e.sections || [])[0];
-    if (!section || rs === undefined || rt === undefined) return e;
-    if (rs === rt) {
-      const labels = (e.labels || []).map((l) => ({ ...l, ...move(l, rs) }));
-      labelsPlaced.push(...labels);
-      return { ...e, labels, sections: [{ ...section, startPoint: move(section.startPoint, rs),
-        endPoint: move(section.endPoint, rt), bendPoints: (section.bendPoints || []).map((p) => move(p, rs)) }] };
-    }
-    return { e, rs, rt, section };
+  const same = plan.map(({ e, rs, section, cross }) => {
+    if (cross || !section || rs === undefined) return e;
+    const labels = (e.labels || []).map((l) => ({ ...l, ...move(l, rs) }));
+    labelsPlaced.push(...labels);
+    return { ...e, labels, sections: [{ ...section, startPoint: move(section.startPoint, rs),
+      endPoint: move(section.endPoint, rs), bendPoints: (section.bendPoints || []).map((p) => move(p, rs)) }] };
   });
 
-  // Edges between rows, each with its own offset so parallel runs stay apart.
   let k = 0;
-  const out = edges.map((item) => {
-    if (!item.rs && item.rs !== 0) return item;
+  const out = plan.map((item, index) => {
+    if (!item.cross) return same[index];
     const { e, rs, rt, section } = item;
     k += 1;
-    const off = ((k % 5) - 2) * SPREAD;
+    const off = ((k % 5) - 2) * SPREAD;  // parallel vertical runs in the same gap stay apart
     const s = move(section.startPoint, rs);
     const t = move(section.endPoint, rt);
     const sx = s.x + LAYER_GAP / 2 + off;
     const tx = t.x - LAYER_GAP / 2 + off;
-    const left = minX - LAYER_GAP / 2 - 20 - (k % 8) * SPREAD;
-    const below = (r) => bottom(r) + GAP / 2 + off / 2;
-    const above = (r) => top(r) - GAP / 2 + off / 2;
+    const channel = laneY(item.first);
     let bends;
-    let channel;
-    if (Math.abs(rt - rs) === 1) {
-      channel = rt > rs ? below(rs) : above(rs);
+    if (!item.last) {
       bends = [{ x: sx, y: s.y }, { x: sx, y: channel }, { x: tx, y: channel }, { x: tx, y: t.y }];
-    } else {
-      channel = rt > rs ? below(rs) : above(rs);
-      const last = rt > rs ? above(rt) : below(rt);
-      bends = [{ x: sx, y: s.y }, { x: sx, y: channel }, { x: left, y: channel }, { x: left, y: last },
-        { x: tx, y: last }, { x: tx, y: t.y }];
+    } else {  // past other rows: down (or up) the left margin
+      const left = minX - LAYER_GAP / 2 - 24 - (k % 10) * SPREAD;
+      const end = laneY(item.last);
+      bends = [{ x: sx, y: s.y }, { x: sx, y: channel }, { x: left, y: channel }, { x: left, y: end },
+        { x: tx, y: end }, { x: tx, y: t.y }];
     }
     const labels = (e.labels || []).map((l) => {
       const x0 = Math.min(sx, bends[2].x);
