@@ -52,8 +52,11 @@ export function installEdgeDrawing(cy, container, onConnect) {
   container.addEventListener("mouseleave", (e) => { if (e.relatedTarget !== handle) hide(); });
 
   // The gesture starts outside Cytoscape's canvas, so feed it the pointer ourselves.
+  // The canvas's place, read once per gesture: reading it at every move would make the browser lay out the
+  // page (the cards too) again and again while the mouse moves.
+  let rect = null;
   function pointer(e) {
-    const rect = container.getBoundingClientRect();
+    if (!rect) rect = container.getBoundingClientRect();
     const pan = cy.pan();
     const zoom = cy.zoom();
     return { x: (e.clientX - rect.left - pan.x) / zoom, y: (e.clientY - rect.top - pan.y) / zoom };
@@ -63,6 +66,7 @@ export function installEdgeDrawing(cy, container, onConnect) {
     window.removeEventListener("mousemove", move);
     window.removeEventListener("mouseup", up);
     eh.update(pointer(e));
+    rect = null;
     eh.snap();
     eh.stop();
     drawing = false;
@@ -70,6 +74,7 @@ export function installEdgeDrawing(cy, container, onConnect) {
     hide();
   }
   function begin(node, e, on) {
+    rect = null;
     e.preventDefault();
     e.stopPropagation();
     drawing = true;
