@@ -238,15 +238,19 @@ function goTo(sid) {
   canvas.focus({ preventScroll: true });
 }
 
+// A viewer's page has no edit tools: no handle, no ports, no "+ transition".
+const editable = document.querySelector("[data-action=addState]") !== null;
 const finder = new FindBox(canvas.parentElement, store, issueCounts, goTo);
 const outline = new Outline(document.getElementById("outline"), store, issueCounts, goTo);
 const shortcuts = new Shortcuts(document.body);
 document.addEventListener("botflow:issues", () => outline.render());
 store.addEventListener("change", () => outline.render());
-installAddTransition(document.getElementById("panel"), store, addTransition);
+if (editable) installAddTransition(document.getElementById("panel"), store, addTransition);
 installKeys(actions);
-const drawing = installEdgeDrawing(cy, canvas, addTransition);
-const cards = cardsOn ? new CardLayer(cy, canvas.parentElement, (node, port, e) => drawing.fromPort(node, port, e)) : null;
+const drawing = editable ? installEdgeDrawing(cy, canvas, addTransition) : null;
+const cards = cardsOn
+  ? new CardLayer(cy, canvas.parentElement, editable ? (node, port, e) => drawing.fromPort(node, port, e) : null)
+  : null;
 document.addEventListener("botflow:issues", (e) => { if (cards) cards.setIssues(e.detail.issues); });
 
 // Keys act on the canvas once it was touched; leaving a form field this way also saves that field.

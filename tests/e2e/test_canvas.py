@@ -285,3 +285,69 @@ def test_auto_layout_of_a_long_flow_shows_progress_and_fits_the_screen(page: Pag
     saved = document(page)["layout"]
     assert len({round(p["x"]) for p in saved.values()}) > 5  # not one column any more
     shoot(page, "canvas-long-flow-arranged")
+
+
+CARD_BOXES = """() => window.botflowEditor.cy.nodes().map((n) => {
+    const b = n.boundingBox({includeLabels: false, includeOverlays: false});
+    return {id: n.id(), box: {x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2}};
+})"""
+
+
+def assert_no_card_overlaps(page: Page) -> None:
+    boxes = page.evaluate(CARD_BOXES)
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not overlap(a["box"], b["box"]), f"{a['id']} and {b['id']} overlap"
+
+
+def test_new_and_pasted_states_land_in_free_space(page: Page, app: App) -> None:
+    flow = import_example(app, "support")
+    open_editor(page, app.url, flow)
+    auto_layout(page)
+    assert_no_card_overlaps(page)
+    page.get_by_role("button", name="+ State").click()
+    settle(page)
+    assert_no_card_overlaps(page)
+    page.evaluate("() => { const cy = window.botflowEditor.cy; cy.$(':selected').unselect();"
+                  " cy.getElementById('s:waiting_operator').select(); cy.getElementById('s:ask_screenshot').select(); }")
+    page.locator("#canvas").focus()
+    page.keyboard.press("Control+c")
+    page.keyboard.press("Control+v")
+    settle(page)
+    states = {s["id"] for s in document(page)["states"]}
+    assert {"waiting_operator_copy", "ask_screenshot_copy"} <= states
+    assert_no_card_overlaps(page)
+    page.keyboard.press("Control+v")
+    settle(page)
+    assert_no_card_overlaps(page)
+    shoot(page, "canvas-pasted-in-free-space")
+
+
+def test_panel_starts_at_the_top_for_a_new_selection(page: Page, app: App) -> None:
+    flow = import_example(app, "support")
+    open_editor(page, app.url, flow)
+    page.evaluate("window.botflowEditor.cy.getElementById('s:choose_category').select()")
+    page.locator('#panel form[hx-post$="/state/choose_category"]').wait_for()
+    page.locator("#panel").evaluate("(el) => { el.scrollTop = el.scrollHeight; }")
+    assert page.locator("#panel").evaluate("(el) => el.scrollTop") > 0
+    page.evaluate("() => { const cy = window.botflowEditor.cy; cy.$(':selected').unselect();"
+                  " cy.getElementById('s:ask_description').select(); }")
+    page.locator('#panel form[hx-post$="/state/ask_description"]').wait_for()
+    expect(page.locator("#panel h2")).to_contain_text("ask_description")
+    assert page.locator("#panel").evaluate("(el) => el.scrollTop") == 0
+
+
+def test_a_viewer_sees_cards_without_ports(browser: Browser, app: App, watch: Watch) -> None:
+    flow = import_example(app, "support")
+    context = browser.new_context(viewport={"width": 1500, "height": 900})
+    try:
+        page = login(context, app, "vera", watch)
+        open_editor(page, app.url, flow)
+        zoom_to(page, "choose_category", 0.9)
+        expect(page.locator('.card[data-node="s:choose_category"]')).to_contain_text("Оплата и счета")
+        expect(page.locator(".card .port")).to_have_count(0)
+        p = node_point(page, "choose_category")
+        page.mouse.move(p["x"], p["y"])
+        expect(page.locator(".edge-handle")).to_have_count(0)
+    finally:
+        context.close()

@@ -17,7 +17,7 @@ function el(tag, className, text) {
 }
 
 export class CardLayer {
-  /** `onPort(node, portKey, mouseEvent)` starts a transition from a port. */
+  /** `onPort(node, portKey, mouseEvent)` starts a transition from a port; without it, cards have no ports. */
   constructor(cy, wrap, onPort) {
     this.cy = cy;
     this.onPort = onPort;
@@ -132,7 +132,7 @@ export class CardLayer {
       r.style.top = `${row.top}px`;
       if (row.kind === "input") r.append(el("span", "chip", row.text));
       else r.append(el("span", "card-button-text", row.text));
-      if (row.port) {
+      if (row.port && this.onPort) {
         const port = el("span", "port");
         port.dataset.port = row.port;
         port.title = row.kind === "input" ? t("Drag to a state: a transition on valid input")
