@@ -2,6 +2,9 @@
 import { createGraph, autoLayout } from "./editor/graph.js";
 import { TITLE_SIZE } from "./editor/cards.js";
 
+// A self-loop beside its box, drawn from the box's right side (style.js), so it is never inside the state.
+const LOOP = { ld: "90deg", lstep: TITLE_SIZE.w / 2 + 40, lse: `${TITLE_SIZE.w / 2}px -6px`, lte: `${TITLE_SIZE.w / 2}px 6px` };
+
 function draw() {
   const container = document.getElementById("diff-canvas");
   if (!container || container.dataset.drawn) return;
@@ -17,7 +20,8 @@ function draw() {
   })));
   cy.add(graph.edges.filter((e) => cy.getElementById(`s:${e.target}`).nonempty()).map((e) => ({
     group: "edges",
-    data: { id: `t:${e.id}`, tid: e.id, source: `s:${e.source}`, target: `s:${e.target}`, label: e.label },
+    data: { id: `t:${e.id}`, tid: e.id, source: `s:${e.source}`, target: `s:${e.target}`, label: e.label,
+            ...(e.source === e.target ? LOOP : {}) },
     classes: [e.status === "same" ? "" : `diff-${e.status}`, e.source === e.target ? "loop" : ""].join(" "),
   })));
   if (placed) cy.fit(cy.elements(), 30);
