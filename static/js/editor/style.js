@@ -20,13 +20,13 @@ const NODE_TEXT = {
 };
 
 // With cards, the canvas's own label is the title seen when zoomed out too far for the card (overlay.js):
-// larger, so it stays legible down to a fifth of the size, then it goes and the state is a plain box.
+// larger, so it stays legible down to a sixth of the size, then it goes and the state is a plain box.
 const CARD_TITLE = {
   label: "data(label)",
   "text-valign": "center",
   "text-wrap": "wrap",
-  "text-max-width": 220,
-  "font-size": 22,
+  "text-max-width": 224,
+  "font-size": 28,
   "font-weight": 600,
   color: "#0f172a",
   "min-zoomed-font-size": 5,
