@@ -369,6 +369,8 @@ function offerLayout() {
   canvas.parentElement.append(note);
 }
 
+const RESTORE_LIMIT = 400;  // states; past this, a flow gets its routes from Auto-layout only
+
 async function start(doc) {
   const placed = Object.keys(doc.layout || {}).length;
   // Saved positions are used as they are (openGraph fitted the view to them); the layout runs only for a flow
@@ -386,6 +388,13 @@ async function start(doc) {
   document.dispatchEvent(new CustomEvent("botflow:ready"));
   issues.refresh();
   window.botflowEditor.minimap = new Minimap(cy, document.getElementById("minimap"));
+  // An auto-laid-out flow gets its routes back (they are not saved), in the worker, after the page is ready.
+  if (placed >= doc.states.length && doc.states.length > 1 && doc.states.length <= RESTORE_LIMIT) {
+    import("./editor/layout.js")
+      .then(({ restoreRoutes }) => restoreRoutes(cy))
+      .then((found) => { window.botflowEditor.routesRestored = found; })
+      .catch((error) => console.warn(error));
+  }
 }
 
 window.botflowEditor = { cy, store, issues, addState, addTransition, cards, ready: null, readyAt: null };

@@ -351,3 +351,27 @@ def test_a_viewer_sees_cards_without_ports(browser: Browser, app: App, watch: Wa
         expect(page.locator(".edge-handle")).to_have_count(0)
     finally:
         context.close()
+
+
+def routed_edges(page: Page) -> list[str]:
+    return page.evaluate("window.botflowEditor.cy.edges('[sw]').map((e) => e.id())")
+
+
+def test_routes_come_back_after_a_reload_and_survive_a_panel_edit(page: Page, app: App) -> None:
+    flow = import_example(app, "support")
+    open_editor(page, app.url, flow)
+    auto_layout(page)
+    before = sorted(routed_edges(page))
+    assert len(before) >= 12
+    page.evaluate("window.botflowEditor.cy.getElementById('s:ask_description').select()")
+    field = page.locator("#panel").get_by_label("Title", exact=True)
+    field.fill("Описание")
+    field.press("Tab")
+    settle(page)
+    assert document(page)["states"][1]["title"] == "Описание"
+    assert sorted(routed_edges(page)) == before
+    open_editor(page, app.url, flow)
+    page.wait_for_function("window.botflowEditor.routesRestored !== undefined", timeout=30000)
+    assert page.evaluate("window.botflowEditor.routesRestored") is True
+    assert sorted(routed_edges(page)) == before
+    shoot(page, "canvas-routes-after-reload")

@@ -3,7 +3,7 @@
 // room; long flows are then wrapped into rows (rows.js) so the whole fits a screen. The routes are kept in
 // the edges' data (style.js draws them) until a state they touch moves.
 import { dropRoutes, curl } from "./routes.js";
-import { wrapRows } from "./rows.js";
+import { wrapRows, layerCount } from "./rows.js";
 
 const WORKER_URL = "/static/js/editor/layout-worker.js";
 const LABEL_FONT = "11px Helvetica Neue, Helvetica, sans-serif";  // Cytoscape's edge label font (style.js)
@@ -154,7 +154,9 @@ const round = (v) => Math.round(v * 10) / 10;
 export function applyLayout(cy, laidOut) {
   const centres = new Map();
   for (const child of laidOut.children || []) {
-    centres.set(child.id, { x: round(child.x + child.width / 2), y: round(child.y + child.height / 2) });
+    // Whole pixels, as the document keeps them (doc.js): the canvas and the saved places then agree exactly,
+    // so redrawing the document later does not take the states for moved and drop their routes.
+    centres.set(child.id, { x: Math.round(child.x + child.width / 2), y: Math.round(child.y + child.height / 2) });
   }
   const labels = [];
   cy.batch(() => {
@@ -204,4 +206,27 @@ export function applyLayout(cy, laidOut) {
 export async function elkLayout(cy, { aspect = 1.6 } = {}) {
   const laidOut = await runElk(elkGraph(cy));
   return applyLayout(cy, wrapRows(laidOut, aspect));
+}
+
+/**
+ * Give the edges their routes again when the states still stand where an Auto-layout put them (the routes
+ * are not saved, the places are): lay the flow out anew and look for the cut into rows that gives the same
+ * places. Resolves whether it found one; nothing moves otherwise.
+ */
+export async function restoreRoutes(cy) {
+  const laidOut = await runElk(elkGraph(cy));
+  const saved = new Map();
+  cy.nodes().forEach((n) => { saved.set(n.id(), n.position()); });
+  const same = (graph) => (graph.children || []).every((c) => {
+    const p = saved.get(c.id);
+    return p && Math.abs(c.x + c.width / 2 - p.x) <= 1 && Math.abs(c.y + c.height / 2 - p.y) <= 1;
+  }) && (graph.children || []).length === saved.size;
+  for (let rows = 1; rows <= Math.min(200, layerCount(laidOut)); rows += 1) {
+    const wrapped = rows === 1 ? laidOut : wrapRows(laidOut, 1, rows);
+    if (same(wrapped)) {
+      applyLayout(cy, wrapped);
+      return true;
+    }
+  }
+  return false;
 }

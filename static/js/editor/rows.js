@@ -33,11 +33,12 @@ function cut(children, layers, rows, minX, maxX) {
   return { rowOfLayer, start, high, low, width, height };
 }
 
-/** The cut (1 to 200 rows) whose shape comes closest to the aspect ratio `aspect`. */
-function bestCut(children, aspect) {
+/** The cut (1 to 200 rows) whose shape comes closest to the aspect ratio `aspect`, or into `fixed` rows. */
+function bestCut(children, aspect, fixed) {
   const minX = Math.min(...children.map((c) => c.x));
   const maxX = Math.max(...children.map((c) => c.x + c.width));
   const layers = [...new Set(children.map((c) => Math.round(c.x)))].sort((x, y) => x - y);
+  if (fixed) return { ...cut(children, layers, fixed, minX, maxX), rows: fixed, minX };
   let best = null;
   let bestCost = Infinity;
   for (let r = 1; r <= Math.min(200, layers.length); r += 1) {
@@ -52,11 +53,19 @@ function overlaps(a, b) {
   return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
 }
 
-/** Cut `laidOut` (ELK's answer, one band) into rows for `aspect`; returns it changed, or as it was. */
-export function wrapRows(laidOut, aspect) {
+/** How many layers a laid-out band has: the most rows it can be cut into. */
+export function layerCount(laidOut) {
+  return new Set((laidOut.children || []).map((c) => Math.round(c.x))).size;
+}
+
+/**
+ * Cut `laidOut` (ELK's answer, one band) into rows for `aspect` (or into exactly `fixed` rows); returns it
+ * changed, or as it was.
+ */
+export function wrapRows(laidOut, aspect, fixed = null) {
   const children = laidOut.children || [];
   if (children.length < 6) return laidOut;
-  const { rows, rowOfLayer, start, high, low, minX } = bestCut(children, aspect);
+  const { rows, rowOfLayer, start, high, low, minX } = bestCut(children, aspect, fixed);
   if (rows < 2) return laidOut;
   const rowOf = new Map(children.map((c) => [c.id, rowOfLayer.get(Math.round(c.x))]));
   // Edges between rows run along lanes of the channels between rows (boundary b: under row b), one lane
