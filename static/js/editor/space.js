@@ -1,6 +1,7 @@
 // Free space on the canvas: where a new state, or a pasted group, can go without covering another state.
 
 const GAP = 30;  // px kept clear around a placed state
+const BIG = 20000;  // group boxes times other boxes past which the search is skipped
 
 /** The states' boxes (model coordinates), optionally without some node ids. */
 export function boxesOf(cy, except = new Set()) {
@@ -24,6 +25,12 @@ function hits(box, boxes) {
  * tried on rings of growing size around the start, right and down first.
  */
 export function freeOffset(group, boxes, step = 40) {
+  if (group.length * boxes.length > BIG) {
+    // A big paste: beside everything, at once, instead of a search that would keep the page busy for seconds.
+    const right = Math.max(...boxes.map((b) => b.x2));
+    const left = Math.min(...group.map((g) => g.x1));
+    return { x: Math.ceil((right + 3 * GAP - left) / step) * step, y: 0 };
+  }
   const fits = (dx, dy) => group.every((g) => !hits({ x1: g.x1 + dx, y1: g.y1 + dy, x2: g.x2 + dx, y2: g.y2 + dy }, boxes));
   if (fits(0, 0)) return { x: 0, y: 0 };
   for (let ring = 1; ring < 200; ring += 1) {
