@@ -375,3 +375,26 @@ def test_routes_come_back_after_a_reload_and_survive_a_panel_edit(page: Page, ap
     assert page.evaluate("window.botflowEditor.routesRestored") is True
     assert sorted(routed_edges(page)) == before
     shoot(page, "canvas-routes-after-reload")
+
+
+def test_cards_collapse_to_titles_then_dots_as_the_view_zooms_out(page: Page, app: App) -> None:
+    flow = import_example(app, "order")
+    open_editor(page, app.url, flow)
+    auto_layout(page)
+    zoom_to(page, "choose_product", 0.9)
+    card = page.locator('.card[data-node="s:choose_product"]')
+    expect(card).to_contain_text("Кофе в зёрнах")
+    expect(card.locator(".chip")).to_have_count(0)  # a state without input has no chip
+    expect(page.locator('.card[data-node="s:ask_quantity"] .chip')).to_have_text("integer → quantity")
+    shoot(page, "canvas-zoom-cards")
+    zoom_to(page, "choose_product", 0.3)
+    expect(page.locator(".card-layer")).to_be_hidden()
+    look = "() => document.getElementById('canvas').dataset.look || 'boxes'"
+    assert page.evaluate(look) == "boxes"
+    shoot(page, "canvas-zoom-titles")
+    zoom_to(page, "choose_product", 0.08)
+    page.wait_for_function(f"({look})() === 'dots'")
+    shoot(page, "canvas-zoom-dots")
+    zoom_to(page, "choose_product", 0.9)
+    page.wait_for_function(f"({look})() === 'boxes'")
+    expect(card).to_be_visible()

@@ -1,7 +1,7 @@
 // The flow drawn with Cytoscape.js: states are nodes `s:<id>`, transitions edges `t:<id>` (one id space).
 /* global cytoscape */
 import { graphStyle, DETAIL_ZOOM } from "./style.js";
-import { DetailLevels, detailInView } from "./detail.js";
+import { DetailLevels, DotLevel, detailInView } from "./detail.js";
 import { stateLabel, triggerLabel } from "./labels.js";
 import { cardOf, portOf } from "./cards.js";
 import { dropRoutes, curl } from "./routes.js";
@@ -52,6 +52,10 @@ export async function openGraph(container, doc, options = {}) {
   performance.mark("editor:canvas");
   syncGraph(cy, { ...doc, transitions: [] });
   cy.viewport(statesViewport(cy));
+  // The look for this zoom is settled before anything is styled (a swap later restyles every element).
+  const dots = new DotLevel(cy, { levels: !!options.large, cards: options.cards !== false });
+  dots.update();
+  cy.scratch("dotLevel", dots);
   const levels = options.large && cy.zoom() >= DETAIL_ZOOM;
   if (levels) detailInView(cy);
   cy.batch(() => cy.nodes().forEach((node) => { node.pstyle("label"); }));

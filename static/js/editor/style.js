@@ -116,8 +116,34 @@ const MARKS = [
   { selector: ".eh-hover, .eh-target", style: { "border-color": "#2563eb", "border-width": 4 } },
 ];
 
-/** The stylesheet; `levels` draws the zoomed-out look for elements without the `detail` class. */
-export function graphStyle({ levels = false, cards = true } = {}) {
+/** Zoom below which states are dots (titles are no longer legible there); above DOT_ZOOM_OUT they are boxes. */
+export const DOT_ZOOM = 0.14;
+export const DOT_ZOOM_OUT = 0.17;
+
+// The farthest look (detail.js switches to it): every state a dot coloured by what it is or what is wrong
+// with it, every transition a plain line from centre to centre, no text at all.
+const DOT = 90;
+const DOTS = [
+  { selector: "node", style: { shape: "ellipse", width: DOT, height: DOT, "background-color": "#94a3b8", "border-width": 0 } },
+  { selector: "node.start", style: { "background-color": "#2563eb" } },
+  { selector: "node.final", style: { "background-color": "#15803d" } },
+  { selector: "node.issue-warning", style: { "background-color": "#ca8a04" } },
+  { selector: "node.issue-error", style: { "background-color": "#dc2626" } },
+  { selector: "node.sim-current", style: { "background-color": "#f59e0b" } },
+  { selector: "node.diff-added", style: { "background-color": "#16a34a" } },
+  { selector: "node.diff-changed", style: { "background-color": "#d97706" } },
+  { selector: "edge", style: { width: 4, "line-color": "#cbd5e1", ...EDGE_OVERVIEW } },
+  { selector: "edge.issue-error", style: { "line-color": "#dc2626" } },
+  { selector: "edge.issue-warning", style: { "line-color": "#ca8a04" } },
+  { selector: "edge.sim-fired", style: { "line-color": "#b45309" } },
+];
+
+/**
+ * The stylesheet; `levels` draws the zoomed-out look for elements without the `detail` class, `dots` the
+ * farthest look (DOTS).
+ */
+export function graphStyle({ levels = false, cards = true, dots = false } = {}) {
+  if (dots) return [...DOTS, ...MARKS.filter((m) => /:selected|eh-/.test(m.selector))];
   const detail = levels ? ".detail" : "";
   return [
     {
