@@ -10,10 +10,18 @@ import { installEdgeDrawing } from "./editor/handles.js";
 import { installKeys } from "./editor/keys.js";
 import { startRename } from "./editor/rename.js";
 import { Minimap } from "./editor/minimap.js";
+import { CardLayer } from "./editor/overlay.js";
+import { cardOf } from "./editor/cards.js";
+import { freeSpot, freeOffset, boxesOf } from "./editor/space.js";
+import { FindBox, Outline } from "./editor/search.js";
+import { Shortcuts } from "./editor/shortcuts.js";
+import { installAddTransition } from "./editor/addform.js";
+import { centre } from "./editor/issues.js";
+import { dropRoutes, curl } from "./editor/routes.js";
+import { t } from "./i18n.js";
 import { Simulator } from "./simulator.js";
 import { TestsPanel, installTabs } from "./editor/tests.js";
 import { loginUrl } from "./api.js";
-import { t } from "./i18n.js";
 
 const root = document.getElementById("editor");
 const flowId = root.dataset.flowId;
@@ -34,13 +42,14 @@ try {
   setStatus(error.message, "error");
 }
 const size = initial ? (initial.states || []).length + (initial.transitions || []).length : 0;
-const cy = await openGraph(canvas, initial || {}, { large: size > LARGE });
+// Cards can be switched off (the toolbar's Cards button), for a denser view of titles only.
+const cardsOn = window.localStorage.getItem("botflow.cards") !== "off";
+const cy = await openGraph(canvas, initial || {}, { large: size > LARGE, cards: cardsOn });
 const issues = new IssuesPanel(cy, `/flows/${encodeURIComponent(flowId)}/edit/issues`);
 const panel = new SidePanel(document.getElementById("panel"), `/flows/${encodeURIComponent(flowId)}/edit`, store,
   (kind, id) => kind === "settings" || cy.getElementById(kind === "state" ? nodeKey(id) : edgeKey(id)).nonempty());
 let clipboard = null;
 let selectionTimer = null;
-let pastes = 0;
 
 /** The save status; an expired session also gets a link to log in again. */
 function setStatus(text, kind, { expired = false } = {}) {
@@ -95,15 +104,16 @@ function select(kind, id) {
 }
 
 function addState(position) {
-  const { doc, id } = ops.addState(store.doc, position);
+  const spot = freeSpot(cy, position, cardOf({ id: "new", say: [{ text: "" }] }, { cards: cardsOn }));
+  const { doc, id } = ops.addState(store.doc, spot);
   store.commit(doc, "add state");
   // Cytoscape clears the selection after a background double-tap, so select once that has happened.
   setTimeout(() => select("state", id), 0);
   return id;
 }
 
-function addTransition(from, to) {
-  const { doc, id } = ops.addTransition(store.doc, from, to);
+function addTransition(from, to, trigger = null) {
+  const { doc, id } = ops.addTransition(store.doc, from, to, trigger);
   store.commit(doc, "add transition");
   select("transition", id);
   return id;
@@ -118,19 +128,54 @@ function deleteSelection() {
   panel.show("none");
 }
 
-/** The middle of the view, moved down past any state already there so the new one is not hidden. */
+/** The middle of the view (addState then moves the new state to the nearest free space). */
 function viewCentre() {
   const ext = cy.extent();
-  const pos = { x: (ext.x1 + ext.x2) / 2, y: (ext.y1 + ext.y2) / 2 };
-  // Position and size, not boundingBox(): that measures labels, slow across a big flow.
-  const covers = (n) => {
-    const p = n.position();
-    const w = n.outerWidth() / 2 + 80;
-    const h = n.outerHeight() / 2 + 30;
-    return pos.x > p.x - w && pos.x < p.x + w && pos.y > p.y - h && pos.y < p.y + h;
-  };
-  for (let i = 0; i < 50 && cy.nodes().some(covers); i += 1) pos.y += 70;
-  return pos;
+  return { x: (ext.x1 + ext.x2) / 2, y: (ext.y1 + ext.y2) / 2 };
+}
+
+/** Where a pasted group goes: the free space nearest to where it was copied from. */
+function pasteOffset(clip) {
+  const group = clip.states.map((state) => {
+    const pos = clip.layout[state.id] || viewCentre();
+    const card = cardOf(state, { cards: cardsOn });
+    return { x1: pos.x - card.w / 2, y1: pos.y - card.h / 2, x2: pos.x + card.w / 2, y2: pos.y + card.h / 2 };
+  });
+  return freeOffset(group, boxesOf(cy));
+}
+
+const layoutButton = document.querySelector("[data-action=layout]");
+const progress = document.createElement("progress");
+progress.className = "layout-progress";
+progress.hidden = true;
+status.before(progress);
+
+/** Auto-layout with a progress bar and a status line while ELK works (a big flow takes seconds). */
+async function arrange() {
+  if (layoutButton && layoutButton.disabled) return;
+  const n = cy.nodes().length;
+  if (layoutButton) layoutButton.disabled = true;
+  const shown = setTimeout(() => {
+    progress.hidden = false;
+    setStatus(t("Arranging {n} states…", { n }), "saving");
+  }, 150);
+  try {
+    await autoLayout(cy, { viewport: fitOptions() });
+    store.commit(ops.setPositions(store.doc, positionsOf(cy.nodes())), "layout");
+  } catch (error) {
+    setStatus(t("The layout failed: {reason}", { reason: error.message }), "error");
+  } finally {
+    clearTimeout(shown);
+    progress.hidden = true;
+    if (layoutButton) layoutButton.disabled = false;
+  }
+}
+
+/** How Fit frames the flow: clear of the minimap when it is open. */
+function fitOptions() {
+  const map = document.getElementById("minimap");
+  const open = map && !map.hidden && !map.classList.contains("collapsed");
+  return { maxZoom: 1.2, reserve: open ? { w: map.offsetWidth + 20, h: map.offsetHeight + 50 } : null };  // with its toggle above
 }
 
 const actions = {
@@ -140,27 +185,39 @@ const actions = {
   redo: () => store.redo(),
   copy: () => {
     const ids = selectedStates();
-    if (ids.length) { clipboard = ops.copyStates(store.doc, ids); pastes = 0; }
+    if (ids.length) clipboard = ops.copyStates(store.doc, ids);
   },
   paste: () => {
     if (!clipboard || !clipboard.states.length) return;
-    pastes += 1;
-    const { doc, ids } = ops.pasteStates(store.doc, clipboard, { x: 40 * pastes, y: 40 * pastes });
+    const { doc, ids } = ops.pasteStates(store.doc, clipboard, pasteOffset(clipboard));
     store.commit(doc, "paste");
     selected(cy).unselect();
     cy.collection(ids.map((id) => cy.getElementById(nodeKey(id)))).select();
   },
   selectAll: () => cy.nodes().select(),
-  deselect: () => selected(cy).unselect(),
+  deselect: () => {
+    if (shortcuts.open) shortcuts.hide();
+    else selected(cy).unselect();
+  },
   rename: () => {
     const nodes = selected(cy).nodes();
     if (nodes.length === 1) rename(nodes[0]);
   },
-  layout: async () => {
-    await autoLayout(cy);
-    store.commit(ops.setPositions(store.doc, positionsOf(cy.nodes())), "layout");
+  layout: arrange,
+  fit: () => cy.animate(statesViewport(cy, fitOptions()), { duration: 200 }),
+  search: () => finder.open(),
+  outline: () => { outline.toggle(); },
+  shortcuts: () => shortcuts.toggle(),
+  minimap: () => {
+    const map = document.getElementById("minimap");
+    map.classList.toggle("collapsed");
+    document.querySelector("[data-action=minimap]").setAttribute("aria-expanded", String(!map.classList.contains("collapsed")));
+    if (window.botflowEditor.minimap && !map.classList.contains("collapsed")) window.botflowEditor.minimap.redraw();
   },
-  fit: () => cy.animate(statesViewport(cy, { maxZoom: cy.maxZoom() }), { duration: 200 }),
+  cards: () => {
+    window.localStorage.setItem("botflow.cards", cardsOn ? "off" : "on");
+    window.location.reload();
+  },
   zoomIn: () => cy.zoom({ level: cy.zoom() * 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
   zoomOut: () => cy.zoom({ level: cy.zoom() / 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
   settings: () => {
@@ -180,8 +237,34 @@ function rename(node) {
 for (const button of document.querySelectorAll("[data-action]")) {
   button.addEventListener("click", () => actions[button.dataset.action]());
 }
+// Issue counts per state, for the outline and the go-to box.
+function issueCounts() {
+  const counts = new Map();
+  for (const issue of issues.issues) for (const sid of issue.states || []) counts.set(sid, (counts.get(sid) || 0) + 1);
+  return counts;
+}
+
+/** Select a state and bring it to the middle of the view. */
+function goTo(sid) {
+  const node = select("state", sid);
+  if (node.nonempty()) centre(cy, node);
+  canvas.focus({ preventScroll: true });
+}
+
+// A viewer's page has no edit tools: no handle, no ports, no "+ transition".
+const editable = document.querySelector("[data-action=addState]") !== null;
+const finder = new FindBox(canvas.parentElement, store, issueCounts, goTo);
+const outline = new Outline(document.getElementById("outline"), store, issueCounts, goTo);
+const shortcuts = new Shortcuts(document.body);
+document.addEventListener("botflow:issues", () => outline.render());
+store.addEventListener("change", () => outline.render());
+if (editable) installAddTransition(document.getElementById("panel"), store, addTransition);
 installKeys(actions);
-installEdgeDrawing(cy, canvas, addTransition);
+const drawing = editable ? installEdgeDrawing(cy, canvas, addTransition) : null;
+const cards = cardsOn
+  ? new CardLayer(cy, canvas.parentElement, editable ? (node, port, e) => drawing.fromPort(node, port, e) : null)
+  : null;
+document.addEventListener("botflow:issues", (e) => { if (cards) cards.setIssues(e.detail.issues); });
 
 // Keys act on the canvas once it was touched; leaving a form field this way also saves that field.
 cy.on("tapstart", () => { if (document.activeElement !== canvas) canvas.focus({ preventScroll: true }); });
@@ -193,6 +276,20 @@ cy.on("dbltap", (e) => {
   if (taps.length < 2 || taps[0] !== e.target || taps[1] !== e.target) return;
   if (e.target === cy) addState(e.position);
   else if (e.target.isNode()) rename(e.target);
+});
+
+// A dragged state's transitions lose the layout's routes and curve around the cards again, once a frame.
+let dragged = null;
+cy.on("drag", "node", (e) => {
+  if (!dragged) {
+    dragged = cy.collection();
+    requestAnimationFrame(() => {
+      const edges = dragged.connectedEdges();
+      dragged = null;
+      cy.batch(() => { dropRoutes(edges); edges.forEach(curl); });
+    });
+  }
+  dragged = dragged.union(e.target);
 });
 
 // Moves: one commit for everything dropped together.
@@ -256,14 +353,46 @@ function drawn() {
   });
 }
 
+/**
+ * Saved positions made for smaller boxes (or by hand) can put cards on top of each other: offer Auto-layout
+ * rather than moving anything unasked (opening a flow never changes it).
+ */
+function offerLayout() {
+  if (!layoutButton || !cardsOn || cy.nodes().length > 400) return;
+  const boxes = boxesOf(cy);
+  const overlapping = boxes.some((a, i) => boxes.slice(i + 1).some((b) => a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2));
+  if (!overlapping) return;
+  const note = document.createElement("div");
+  note.className = "canvas-note";
+  note.setAttribute("role", "status");
+  const text = document.createElement("span");
+  text.textContent = t("Some cards overlap at their saved places.");
+  const arrangeButton = document.createElement("button");
+  arrangeButton.type = "button";
+  arrangeButton.className = "primary";
+  arrangeButton.textContent = t("Arrange the flow");
+  const close = document.createElement("button");
+  close.type = "button";
+  close.textContent = t("Keep as it is");
+  note.append(text, arrangeButton, close);
+  const done = () => note.remove();
+  arrangeButton.addEventListener("click", () => { done(); arrange(); });
+  close.addEventListener("click", done);
+  layoutButton.addEventListener("click", done, { once: true });
+  canvas.parentElement.append(note);
+}
+
+const RESTORE_LIMIT = 400;  // states; past this, a flow gets its routes from Auto-layout only
+
 async function start(doc) {
   const placed = Object.keys(doc.layout || {}).length;
-  // Saved positions are used as they are (openGraph fitted the view to them); dagre runs only for a flow
+  // Saved positions are used as they are (openGraph fitted the view to them); the layout runs only for a flow
   // mostly without them (or on request).
-  if ((doc.states || []).length > 1 && placed < doc.states.length / 2) await autoLayout(cy);
+  if ((doc.states || []).length > 1 && placed < doc.states.length / 2) await autoLayout(cy, { viewport: fitOptions() });
   setStatus(t("All changes saved"), "saved");
   status.dataset.revision = store.revision;
   panel.show("none");
+  offerLayout();
   performance.mark("editor:built");
   await drawn();
   performance.mark("editor:drawn");
@@ -272,9 +401,16 @@ async function start(doc) {
   document.dispatchEvent(new CustomEvent("botflow:ready"));
   issues.refresh();
   window.botflowEditor.minimap = new Minimap(cy, document.getElementById("minimap"));
+  // An auto-laid-out flow gets its routes back (they are not saved), in the worker, after the page is ready.
+  if (placed >= doc.states.length && doc.states.length > 1 && doc.states.length <= RESTORE_LIMIT) {
+    import("./editor/layout.js")
+      .then(({ restoreRoutes }) => restoreRoutes(cy))
+      .then((found) => { window.botflowEditor.routesRestored = found; })
+      .catch((error) => console.warn(error));
+  }
 }
 
-window.botflowEditor = { cy, store, issues, addState, addTransition, ready: null, readyAt: null };
+window.botflowEditor = { cy, store, issues, addState, addTransition, cards, ready: null, readyAt: null };
 const simRoot = document.getElementById("simulator");
 if (simRoot) {
   const selectedState = () => { const nodes = selected(cy).nodes(); return nodes.length === 1 ? nodes[0].data("sid") : null; };

@@ -1,7 +1,7 @@
 // Levels of detail on a big flow (see style.js): once the zoom makes labels legible, the elements in and
 // around the view get the `detail` class; zoomed out again, they lose it. Elements far from the view keep the
 // cheap look nobody sees, so zooming into a 1,000-state flow restyles only what comes into view.
-import { DETAIL_ZOOM } from "./style.js";
+import { DETAIL_ZOOM, DOT_ZOOM, DOT_ZOOM_OUT, graphStyle } from "./style.js";
 
 const SETTLE = 120;  // ms after the view stops moving
 
@@ -41,5 +41,33 @@ export class DetailLevels {
     }
     this.detailed = true;
     detailInView(cy);
+  }
+}
+
+/**
+ * States as dots when zoomed out too far for their titles (style.js): the stylesheet is swapped once when the
+ * zoom crosses DOT_ZOOM (and back past DOT_ZOOM_OUT, so a zoom that hovers there does not flip it to and fro).
+ */
+export class DotLevel {
+  constructor(cy, styleOptions) {
+    this.cy = cy;
+    this.options = styleOptions;
+    this.dots = false;
+    this.timer = null;
+    cy.on("viewport", () => {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.update(), SETTLE);
+    });
+  }
+
+  /** The look for the current zoom; returns whether it changed. */
+  update() {
+    const zoom = this.cy.zoom();
+    const dots = this.dots ? zoom < DOT_ZOOM_OUT : zoom < DOT_ZOOM;
+    if (dots === this.dots) return false;
+    this.dots = dots;
+    this.cy.style(graphStyle({ ...this.options, dots }));
+    this.cy.container().dataset.look = dots ? "dots" : "";
+    return true;
   }
 }

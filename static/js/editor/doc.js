@@ -72,14 +72,28 @@ export function deleteTransitions(doc, ids) {
   return next;
 }
 
-/** A new transition `from` → `to`: `input` out of a waiting state, otherwise `else`. */
-export function addTransition(doc, from, to) {
+/**
+ * A new transition `from` → `to` firing on `trigger` (`{on: "button", payload}`, `{on: "input"}`...); without
+ * one, `input` out of a waiting state, otherwise `else`.
+ */
+export function addTransition(doc, from, to, trigger = null) {
   const next = { ...doc, transitions: [...(doc.transitions || [])] };
   const source = stateOf(doc, from);
-  const id = unique(from === to ? `${from}_again` : `${from}_to_${to}`, transitionIds(doc));
-  const on = source && source.input ? "input" : "else";
-  next.transitions.push({ id, from, to, on });
+  const base = trigger && trigger.on === "button" ? `${from}_${trigger.payload}`.replace(/[^a-z0-9_]+/gi, "_").toLowerCase()
+    : from === to ? `${from}_again` : `${from}_to_${to}`;
+  const id = unique(base, transitionIds(doc));
+  const on = trigger ? trigger : { on: source && source.input ? "input" : "else" };
+  next.transitions.push({ id, from, to, ...on });
   return { doc: next, id };
+}
+
+/** The payloads of a state's own callback buttons, in the order they are shown. */
+export function payloadsOf(state) {
+  const out = [];
+  for (const message of (state && state.say) || []) {
+    for (const row of message.buttons || []) for (const b of row || []) if (b.payload !== undefined && !out.includes(String(b.payload))) out.push(String(b.payload));
+  }
+  return out;
 }
 
 export function setTitle(doc, id, title) {

@@ -1,8 +1,10 @@
 // The flow drawn with Cytoscape.js: states are nodes `s:<id>`, transitions edges `t:<id>` (one id space).
 /* global cytoscape */
 import { graphStyle, DETAIL_ZOOM } from "./style.js";
-import { DetailLevels, detailInView } from "./detail.js";
+import { DetailLevels, DotLevel, detailInView } from "./detail.js";
 import { stateLabel, triggerLabel } from "./labels.js";
+import { cardOf, portOf } from "./cards.js";
+import { dropRoutes, curl } from "./routes.js";
 
 export const nodeKey = (id) => `s:${id}`;
 export const edgeKey = (id) => `t:${id}`;
@@ -14,10 +16,10 @@ export const LARGE = 800;
  * A Cytoscape canvas. `large` (a big flow) trades looks for speed: two levels of detail (style.js), the view
  * pans and zooms a snapshot of the drawing, and the screen's pixel density is ignored.
  */
-export function createGraph(container, { interactive = true, large = false } = {}) {
-  return cytoscape({
+export function createGraph(container, { interactive = true, large = false, cards = true } = {}) {
+  const cy = cytoscape({
     container,
-    style: graphStyle({ levels: large }),
+    style: graphStyle({ levels: large, cards }),
     elements: [],
     layout: { name: "preset" },
     minZoom: 0.05,
@@ -29,6 +31,8 @@ export function createGraph(container, { interactive = true, large = false } = {
     pixelRatio: large ? 1 : undefined,
     motionBlur: false,
   });
+  cy.scratch("cards", cards);
+  return cy;
 }
 
 /**
@@ -48,6 +52,10 @@ export async function openGraph(container, doc, options = {}) {
   performance.mark("editor:canvas");
   syncGraph(cy, { ...doc, transitions: [] });
   cy.viewport(statesViewport(cy));
+  // The look for this zoom is settled before anything is styled (a swap later restyles every element).
+  const dots = new DotLevel(cy, { levels: !!options.large, cards: options.cards !== false });
+  dots.update();
+  cy.scratch("dotLevel", dots);
   const levels = options.large && cy.zoom() >= DETAIL_ZOOM;
   if (levels) detailInView(cy);
   cy.batch(() => cy.nodes().forEach((node) => { node.pstyle("label"); }));
@@ -77,8 +85,9 @@ export function selected(cy) {
   return cy.collection([...ids].map((id) => cy.getElementById(id)).filter((e) => e.nonempty() && e.selected()));
 }
 
-function nodeData(doc, state) {
-  return { id: nodeKey(state.id), sid: state.id, label: stateLabel(state), title: state.title || "" };
+function nodeData(cy, state) {
+  const card = cardOf(state, { cards: cy.scratch("cards") !== false });
+  return { id: nodeKey(state.id), sid: state.id, label: stateLabel(state), title: state.title || "", w: card.w, h: card.h, card };
 }
 
 function nodeClasses(doc, state) {
@@ -89,8 +98,24 @@ function nodeClasses(doc, state) {
   return classes.join(" ");
 }
 
-function edgeData(tr) {
-  return { id: edgeKey(tr.id), tid: tr.id, source: nodeKey(tr.from), target: nodeKey(tr.to), label: triggerLabel(tr) };
+/** The edge's data: its ends, label, and where it leaves its state (a button's or the input's port). */
+function edgeData(tr, card) {
+  const data = { id: edgeKey(tr.id), tid: tr.id, source: nodeKey(tr.from), target: nodeKey(tr.to), label: triggerLabel(tr) };
+  const key = portOf(tr);
+  const port = card && key ? card.ports.find((p) => p.key === key) : null;
+  if (tr.from === tr.to) Object.assign(data, loopEnds(card, port));
+  else if (port) data.se = `${port.x}px ${port.y}px`;
+  if (port) data.port = key;
+  return data;
+}
+
+/** A self-loop's ends: out of its port (or the title's right) and back in just below, beside the card. */
+function loopEnds(card, port) {
+  const w = card ? card.w / 2 : 75;
+  const h = card ? card.h / 2 : 24;
+  const y1 = port ? port.y : (card && card.rows.length ? -h + 17 : 0);
+  const y2 = Math.min(y1 + 12, h - 4);
+  return { ld: "90deg", lstep: w + 40, lse: `${w}px ${y1}px`, lte: `${w}px ${y2}px` };
 }
 
 /** Where states without a saved position go: in rows below everything already placed. */
@@ -131,36 +156,50 @@ export function syncGraph(cy, doc) {
       const start = state.id === doc.start || state.id === prev.start;
       if (prev.states.get(state.id) === state && prev.layout[state.id] === pos && !(start && doc.start !== prev.start)) continue;
       const node = cy.getElementById(nodeKey(state.id));
-      const data = nodeData(doc, state);
+      const data = nodeData(cy, state);
       const classes = nodeClasses(doc, state);
       if (node.empty()) {
         added.push({ group: "nodes", data, classes, position: pos ? { ...pos } : spare() });
         continue;
       }
-      if (node.data("label") !== data.label || node.data("title") !== data.title) node.data({ label: data.label, title: data.title });
+      if (prev.states.get(state.id) !== state) {
+        if (node.data("h") !== data.h) dropRoutes(node.connectedEdges());
+        node.data({ label: data.label, title: data.title, w: data.w, h: data.h, card: data.card });
+      }
       syncClasses(node, classes, ["state", "start", "final", "waiting"]);
       if (pos && !node.grabbed()) {
         const cur = node.position();
-        if (cur.x !== pos.x || cur.y !== pos.y) node.position({ ...pos });
+        if (cur.x !== pos.x || cur.y !== pos.y) {
+          node.position({ ...pos });
+          dropRoutes(node.connectedEdges());
+          node.connectedEdges().forEach(curl);
+        }
       }
     }
     if (added.length) cy.add(added);
     const newEdges = [];
+    const changedStates = new Set([...states.values()].filter((s) => prev.states.get(s.id) !== s).map((s) => s.id));
     for (const tr of transitions.values()) {
-      if (prev.transitions.get(tr.id) === tr) continue;
+      if (prev.transitions.get(tr.id) === tr && !changedStates.has(tr.from)) continue;
       const edge = cy.getElementById(edgeKey(tr.id));
-      const data = edgeData(tr);
+      const data = edgeData(tr, cy.getElementById(nodeKey(tr.from)).data("card"));
       const loop = tr.from === tr.to ? "loop" : "";
       if (edge.nonempty() && (edge.data("source") !== data.source || edge.data("target") !== data.target)) {
         edge.remove();  // endpoints of a Cytoscape edge cannot move; draw it anew
       } else if (edge.nonempty()) {
         if (edge.data("label") !== data.label) edge.data("label", data.label);
+        for (const key of ["se", "ld", "lstep", "lse", "lte", "port"]) {
+          if (edge.data(key) !== data[key]) {
+            if (data[key] === undefined) edge.removeData(key); else edge.data(key, data[key]);
+          }
+        }
         syncClasses(edge, loop, ["loop"]);
         continue;
       }
       newEdges.push({ group: "edges", data, classes: loop });
     }
-    if (newEdges.length) cy.add(newEdges);
+    if (newEdges.length) cy.add(newEdges).forEach(curl);
+    for (const id of changedStates) cy.getElementById(nodeKey(id)).connectedEdges().forEach(curl);
   });
   drawn.set(cy, { states, transitions, layout, start: doc.start });
 }
@@ -173,40 +212,40 @@ function syncClasses(ele, wanted, managed) {
   }
 }
 
-/** Run the dagre layout (top to bottom) and resolve once positions are final and the view shows them. */
-export function autoLayout(cy, eles) {
-  return new Promise((resolve) => {
-    const layout = (eles || cy.elements()).layout({
-      name: "dagre", rankDir: "TB", nodeSep: 40, rankSep: 70, edgeSep: 20, animate: false, fit: false,
-    });
-    layout.one("layoutstop", () => {
-      cy.viewport(statesViewport(cy));
-      resolve();
-    });
-    layout.run();
-  });
+/** Run the layered layout (layout.js) and resolve once positions are final and the view shows them. */
+export async function autoLayout(cy, options = {}) {
+  const { elkLayout } = await import("./layout.js");  // loaded when first needed: pages that only draw skip it
+  await elkLayout(cy, { aspect: Math.max(0.5, cy.width() / Math.max(1, cy.height())), ...options });
+  cy.viewport(statesViewport(cy, options.viewport));
 }
 
-// A state's size on the canvas (style.js), with room for the widest border: enough to fit the view to the
-// states without asking Cytoscape, which would first apply every element's style.
-const HALF_WIDTH = 78;
-const HALF_HEIGHT = 25;
+// Room for the widest border (style.js) around a state's size: enough to fit the view to the states without
+// asking Cytoscape, which would first apply every element's style.
+const BORDER = 3;
 
 /**
  * The zoom and pan that show every state, found from the states' positions alone: `cy.fit` would measure
  * every label and route every edge first, which takes seconds on a 1,000-state flow.
  */
-export function statesViewport(cy, { padding = 40, maxZoom = 1.2 } = {}) {
+export function statesViewport(cy, { padding = 40, maxZoom = 1.2, reserve = null } = {}) {
   let x1 = Infinity; let y1 = Infinity; let x2 = -Infinity; let y2 = -Infinity;
   cy.nodes().forEach((n) => {
     const p = n.position();
-    x1 = Math.min(x1, p.x - HALF_WIDTH); x2 = Math.max(x2, p.x + HALF_WIDTH);
-    y1 = Math.min(y1, p.y - HALF_HEIGHT); y2 = Math.max(y2, p.y + HALF_HEIGHT);
+    const hw = (n.data("w") || 150) / 2 + BORDER;
+    const hh = (n.data("h") || 44) / 2 + BORDER;
+    x1 = Math.min(x1, p.x - hw); x2 = Math.max(x2, p.x + hw);
+    y1 = Math.min(y1, p.y - hh); y2 = Math.max(y2, p.y + hh);
   });
   if (x1 === Infinity) return { zoom: cy.zoom(), pan: cy.pan() };
-  const fit = Math.min((cy.width() - 2 * padding) / (x2 - x1), (cy.height() - 2 * padding) / (y2 - y1));
-  const zoom = Math.max(cy.minZoom(), Math.min(maxZoom, cy.maxZoom(), fit));
-  return { zoom, pan: { x: cy.width() / 2 - zoom * (x1 + x2) / 2, y: cy.height() / 2 - zoom * (y1 + y2) / 2 } };
+  // The view's free part: `reserve` ({w, h}, a panel in the bottom-right corner such as the minimap) is kept
+  // clear by fitting beside it or above it, whichever shows the flow larger.
+  const fitIn = (w, h) => Math.min((w - 2 * padding) / (x2 - x1), (h - 2 * padding) / (y2 - y1));
+  const areas = reserve
+    ? [{ w: cy.width() - reserve.w, h: cy.height() }, { w: cy.width(), h: cy.height() - reserve.h }]
+    : [{ w: cy.width(), h: cy.height() }];
+  const area = areas.reduce((best, a) => (fitIn(a.w, a.h) > fitIn(best.w, best.h) ? a : best));
+  const zoom = Math.max(cy.minZoom(), Math.min(maxZoom, cy.maxZoom(), fitIn(area.w, area.h)));
+  return { zoom, pan: { x: area.w / 2 - zoom * (x1 + x2) / 2, y: area.h / 2 - zoom * (y1 + y2) / 2 } };
 }
 
 export function positionsOf(nodes) {

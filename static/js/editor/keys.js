@@ -17,6 +17,8 @@ export function installKeys(actions) {
     else if (mod && key === "c") action = "copy";
     else if (mod && key === "v") action = "paste";
     else if (mod && key === "a") action = "selectAll";
+    else if (mod && key === "k") action = "search";
+    else if (e.key === "?") action = "shortcuts";
     else if (key === "f2") action = "rename";
     else if (key === "escape") action = "deselect";
     if (action && actions[action]) {

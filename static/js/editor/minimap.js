@@ -66,28 +66,27 @@ export class Minimap {
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
     // One pass over the states, with no per-element style or traversal calls: a big flow redraws in
-    // a few milliseconds. Every state has the same size, so the first one's is used for all.
+    // a few milliseconds. Sizes come from the states' data (cards.js), not from their styles.
     const at = new Map();
-    const groups = new Map();  // colour -> top-left corners
-    let w = 0; let h = 0;
+    const groups = new Map();  // colour -> boxes
     let x1 = Infinity; let y1 = Infinity; let x2 = -Infinity; let y2 = -Infinity;
     this.cy.nodes().forEach((n) => {
       if (n.hasClass("eh-ghost-node")) return;
-      if (!w) { w = n.outerWidth(); h = n.outerHeight(); }
       const p = n.position();
+      const w = n.data("w") || 150;
+      const h = n.data("h") || 44;
       at.set(n.id(), p);
-      x1 = Math.min(x1, p.x); x2 = Math.max(x2, p.x);
-      y1 = Math.min(y1, p.y); y2 = Math.max(y2, p.y);
+      x1 = Math.min(x1, p.x - w / 2); x2 = Math.max(x2, p.x + w / 2);
+      y1 = Math.min(y1, p.y - h / 2); y2 = Math.max(y2, p.y + h / 2);
       const colour = (COLOURS.find(([cls]) => n.hasClass(cls)) || [null, PLAIN])[1];
       if (!groups.has(colour)) groups.set(colour, []);
-      groups.get(colour).push(p);
+      groups.get(colour).push([p.x - w / 2, p.y - h / 2, w, h]);
     });
     if (!at.size || !this.width || !this.height) {
       this.map = null;
       this.placeFrame();
       return;
     }
-    x1 -= w / 2; x2 += w / 2; y1 -= h / 2; y2 += h / 2;
     const pad = 4;
     const scale = Math.min((this.width - 2 * pad) / (x2 - x1), (this.height - 2 * pad) / (y2 - y1));
     const dx = (this.width - scale * (x2 - x1)) / 2 - scale * x1;
@@ -110,7 +109,7 @@ export class Minimap {
     // One fill per colour: far cheaper than switching the fill style box by box.
     for (const [colour, points] of groups) {
       ctx.beginPath();
-      for (const p of points) ctx.rect(p.x - w / 2, p.y - h / 2, w, h);
+      for (const [x, y, w, h] of points) ctx.rect(x, y, w, h);
       ctx.fillStyle = colour;
       ctx.fill();
     }

@@ -39,7 +39,7 @@ export class SidePanel {
       return Promise.resolve();
     }
     return this.store.enqueue(() => (this.current === key
-      ? htmx.ajax("GET", this.url(kind, id), { target: this.el, swap: "innerHTML" })
+      ? htmx.ajax("GET", this.url(kind, id), { target: this.el, swap: "innerHTML" }).then(() => this.top(key))
       : null));
   }
 
@@ -53,11 +53,18 @@ export class SidePanel {
     else this.show(kind, id || undefined);
   }
 
+  /** Start a newly selected element's form at its top (the same one reloaded keeps its place). */
+  top(key) {
+    if (this.shownKey !== key) this.el.scrollTop = 0;
+    this.shownKey = key;
+  }
+
   hint(text) {
     const p = document.createElement("p");
     p.className = "panel-hint";
     p.textContent = text;
     this.el.replaceChildren(p);
+    this.top(null);
   }
 
   disable(message) {

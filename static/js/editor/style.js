@@ -13,10 +13,23 @@ const NODE_TEXT = {
   label: "data(label)",
   "text-valign": "center",
   "text-wrap": "ellipsis",
-  "text-max-width": 136,
+  "text-max-width": 160,
   "font-size": 13,
   color: "#0f172a",
   "min-zoomed-font-size": 6,
+};
+
+// With cards, the canvas's own label is the title seen when zoomed out too far for the card (overlay.js):
+// larger, so it stays legible down to a sixth of the size, then it goes and the state is a plain box.
+const CARD_TITLE = {
+  label: "data(label)",
+  "text-valign": "center",
+  "text-wrap": "wrap",
+  "text-max-width": 224,
+  "font-size": 28,
+  "font-weight": 600,
+  color: "#0f172a",
+  "min-zoomed-font-size": 5,
 };
 
 const EDGE_TEXT = {
@@ -36,6 +49,44 @@ const EDGE_ROUTED = {
   "target-arrow-shape": "triangle",
   "target-arrow-color": "#94a3b8",
   "arrow-scale": 1.1,
+};
+
+// A transition leaving from a button's or the input's port (cards.js), and one routed by the layout
+// (layout.js): the bends, the ends and the label's place the layout found, kept in the edge's data.
+const EDGE_PORTED = { "source-endpoint": "data(se)" };
+const EDGE_LAID_OUT = {
+  "curve-style": "segments",
+  "segment-weights": "data(sw)",
+  "segment-distances": "data(sd)",
+  "edge-distances": "node-position",
+  "segment-radius": 10,
+  "target-endpoint": "data(te)",
+};
+const EDGE_CURLED = {
+  "curve-style": "unbundled-bezier",
+  "control-point-weights": "data(cpw)",
+  "control-point-distances": "data(cpd)",
+  "edge-distances": "node-position",
+  "target-endpoint": "data(ce)",
+};
+const EDGE_LABEL_PLACED = { "text-margin-x": "data(mx)", "text-margin-y": "data(my)" };
+// A self-loop leaves its port (or the card's top) and comes back beside it, outside the card: drawn from the
+// card's border with room to spare, so Cytoscape never finds its ends inside the state.
+const EDGE_LOOP = {
+  "curve-style": "bezier",
+  "line-style": "dashed",
+  "line-color": "#7c3aed",
+  "target-arrow-color": "#7c3aed",
+  "loop-direction": "-45deg",
+  "loop-sweep": "-70deg",
+  "control-point-step-size": 64,
+};
+const LOOP_ENDS = {
+  "loop-direction": "data(ld)",
+  "loop-sweep": "-25deg",
+  "control-point-step-size": "data(lstep)",
+  "source-endpoint": "data(lse)",
+  "target-endpoint": "data(lte)",
 };
 
 // The zoomed-out look of a big flow's transitions: centre to centre, nothing else.
@@ -65,22 +116,48 @@ const MARKS = [
   { selector: ".eh-hover, .eh-target", style: { "border-color": "#2563eb", "border-width": 4 } },
 ];
 
-/** The stylesheet; `levels` draws the zoomed-out look for elements without the `detail` class. */
-export function graphStyle({ levels = false } = {}) {
+/** Zoom below which states are dots (titles are no longer legible there); above DOT_ZOOM_OUT they are boxes. */
+export const DOT_ZOOM = 0.14;
+export const DOT_ZOOM_OUT = 0.17;
+
+// The farthest look (detail.js switches to it): every state a dot coloured by what it is or what is wrong
+// with it, every transition a plain line from centre to centre, no text at all.
+const DOT = 90;
+const DOTS = [
+  { selector: "node", style: { shape: "ellipse", width: DOT, height: DOT, "background-color": "#94a3b8", "border-width": 0 } },
+  { selector: "node.start", style: { "background-color": "#2563eb" } },
+  { selector: "node.final", style: { "background-color": "#15803d" } },
+  { selector: "node.issue-warning", style: { "background-color": "#ca8a04" } },
+  { selector: "node.issue-error", style: { "background-color": "#dc2626" } },
+  { selector: "node.sim-current", style: { "background-color": "#f59e0b" } },
+  { selector: "node.diff-added", style: { "background-color": "#16a34a" } },
+  { selector: "node.diff-changed", style: { "background-color": "#d97706" } },
+  { selector: "edge", style: { width: 4, "line-color": "#cbd5e1", ...EDGE_OVERVIEW } },
+  { selector: "edge.issue-error", style: { "line-color": "#dc2626" } },
+  { selector: "edge.issue-warning", style: { "line-color": "#ca8a04" } },
+  { selector: "edge.sim-fired", style: { "line-color": "#b45309" } },
+];
+
+/**
+ * The stylesheet; `levels` draws the zoomed-out look for elements without the `detail` class, `dots` the
+ * farthest look (DOTS).
+ */
+export function graphStyle({ levels = false, cards = true, dots = false } = {}) {
+  if (dots) return [...DOTS, ...MARKS.filter((m) => /:selected|eh-/.test(m.selector))];
   const detail = levels ? ".detail" : "";
   return [
     {
       selector: "node",
       style: {
         shape: "round-rectangle",
-        width: 150,
-        height: 44,
+        width: "data(w)",
+        height: "data(h)",
         "background-color": "#ffffff",
         "border-width": 2,
         "border-color": "#64748b",
       },
     },
-    { selector: `node${detail}[label]`, style: NODE_TEXT },
+    { selector: `node${detail}[label]`, style: cards ? CARD_TITLE : NODE_TEXT },
     { selector: "node.waiting", style: { "background-color": "#f8fafc" } },
     {
       selector: "node.start",
@@ -88,15 +165,20 @@ export function graphStyle({ levels = false } = {}) {
     },
     {
       selector: "node.final",
-      style: { "border-style": "double", "border-width": 6, "border-color": "#15803d", "background-color": "#f0fdf4", shape: "ellipse" },
+      style: { "border-style": "double", "border-width": 6, "border-color": "#15803d", "background-color": "#f0fdf4" },
     },
     {
       selector: "edge",
       style: { width: 2, "line-color": "#94a3b8", ...(levels ? EDGE_OVERVIEW : EDGE_ROUTED) },
     },
     ...(levels ? [{ selector: "edge.detail", style: EDGE_ROUTED }] : []),
+    { selector: `edge${detail}[se]`, style: EDGE_PORTED },
+    { selector: `edge${detail}[sw]`, style: EDGE_LAID_OUT },
+    { selector: `edge${detail}[cpw]`, style: EDGE_CURLED },
     { selector: `edge${detail}[label]`, style: EDGE_TEXT },
-    { selector: "edge.loop", style: { "line-style": "dashed", "line-color": "#7c3aed", "target-arrow-color": "#7c3aed", "loop-direction": "-45deg", "loop-sweep": "-70deg" } },
+    { selector: `edge${detail}[mx]`, style: EDGE_LABEL_PLACED },
+    { selector: `edge${detail}.loop`, style: EDGE_LOOP },
+    { selector: `edge${detail}.loop[lse]`, style: LOOP_ENDS },
     ...MARKS,
   ];
 }

@@ -1,0 +1,73 @@
+// What a state's card shows and where its rows and ports are, from the document alone (no DOM measuring),
+// so the canvas, the layout and the overlay agree on every size without asking the browser.
+
+export const CARD_WIDTH = 240;
+export const TITLE_SIZE = { w: 180, h: 48 };  // a state drawn with its title only
+const PAD = 8;
+const TITLE_H = 22;
+const LINE_H = 16;
+const CHARS_PER_LINE = 34;  // 12px text in 224px, a little pessimistic so two lines always fit
+const ROW_H = 24;
+
+/** The first message's text, flattened to one string. */
+function firstMessage(state) {
+  const say = (state.say || []).find((m) => (m.text || "").trim());
+  return say ? say.text.replace(/\s+/g, " ").trim() : "";
+}
+
+/** The input as a chip: `phone → phone` (type, then the data key it saves). */
+export function inputChip(input) {
+  if (!input) return "";
+  const type = input.type || "?";
+  return input.save_as ? `${type} → ${input.save_as}` : type;
+}
+
+/** Every button of every message, one row each; callback buttons carry their payload. */
+function buttonRows(state) {
+  const rows = [];
+  for (const message of state.say || []) {
+    for (const row of message.buttons || []) {
+      for (const b of row || []) {
+        if (b.payload !== undefined) rows.push({ kind: "button", text: b.text || b.payload, payload: String(b.payload) });
+        else if (b.url !== undefined) rows.push({ kind: "link", text: b.text || b.url });
+        else if (b.request) rows.push({ kind: "request", text: b.text || b.request });
+      }
+    }
+  }
+  return rows;
+}
+
+/**
+ * The card of `state`: its texts, its rows, its size, and its ports (`button:<payload>`, `input`) with their
+ * offsets from the card's centre. With `cards` off, a title-sized box without rows.
+ */
+export function cardOf(state, { cards = true } = {}) {
+  if (!cards) return { w: TITLE_SIZE.w, h: TITLE_SIZE.h, title: state.title || state.id, rows: [], ports: [], message: "", lines: 0 };
+  const message = firstMessage(state);
+  const lines = message ? Math.min(2, Math.ceil(message.length / CHARS_PER_LINE)) : 0;
+  const rows = [];
+  if (state.input) rows.push({ kind: "input", text: inputChip(state.input) });
+  rows.push(...buttonRows(state));
+  const top = PAD + TITLE_H + (lines ? lines * LINE_H + 6 : 0);
+  const h = top + rows.length * ROW_H + PAD;
+  const w = CARD_WIDTH;
+  const ports = [];
+  const seen = new Set();
+  rows.forEach((row, i) => {
+    row.top = top + i * ROW_H;
+    const key = row.kind === "input" ? "input" : row.kind === "button" ? `button:${row.payload}` : null;
+    if (key && !seen.has(key)) {
+      seen.add(key);
+      row.port = key;
+      ports.push({ key, x: w / 2, y: row.top + ROW_H / 2 - h / 2 });
+    }
+  });
+  return { w, h, title: state.title || state.id, message, lines, rows, ports };
+}
+
+/** The port a transition leaves from: its button's row, or the input row; null for the card itself. */
+export function portOf(tr) {
+  if (tr.on === "button" && tr.payload !== undefined) return `button:${tr.payload}`;
+  if (tr.on === "input") return "input";
+  return null;
+}
