@@ -1,19 +1,20 @@
 // The shortcut overlay (`?`): every key and gesture of the canvas in one list.
 import { t } from "../i18n.js";
 
+// Texts are translated as the module loads (the catalogue is read before any module runs).
 const ENTRIES = [
-  ["Double-click the canvas", "New state"],
-  ["Drag a button's or the input's dot onto a state", "Transition on that button or on valid input"],
-  ["Drag the dot under a state onto a state", "Transition (input or else)"],
-  ["Ctrl+K", "Find a state"],
-  ["F2 or double-click a state", "Rename the state"],
-  ["Delete", "Delete the selection"],
-  ["Ctrl+C / Ctrl+V", "Copy / paste the selected states"],
-  ["Ctrl+Z / Ctrl+Shift+Z", "Undo / redo"],
-  ["Ctrl+A", "Select every state"],
-  ["Escape", "Clear the selection, close this list"],
-  ["Mouse wheel", "Zoom"],
-  ["?", "Show this list"],
+  [t("Double-click the canvas"), t("New state")],
+  [t("Drag a button's or the input's dot onto a state"), t("Transition on that button or on valid input")],
+  [t("Drag the dot under a state onto a state"), t("Transition (input or else)")],
+  ["Ctrl+K", t("Find a state")],
+  [t("F2 or double-click a state"), t("Rename the state")],
+  ["Delete", t("Delete the selection")],
+  ["Ctrl+C / Ctrl+V", t("Copy / paste the selected states")],
+  ["Ctrl+Z / Ctrl+Shift+Z", t("Undo / redo")],
+  ["Ctrl+A", t("Select every state")],
+  [t("Escape"), t("Clear the selection, close this list")],
+  [t("Mouse wheel"), t("Zoom")],
+  ["?", t("Show this list")],
 ];
 
 export class Shortcuts {
@@ -28,9 +29,9 @@ export class Shortcuts {
     const list = document.createElement("dl");
     for (const [keys, what] of ENTRIES) {
       const dt = document.createElement("dt");
-      dt.textContent = t(keys);
+      dt.textContent = keys;
       const dd = document.createElement("dd");
-      dd.textContent = t(what);
+      dd.textContent = what;
       list.append(dt, dd);
     }
     const close = document.createElement("button");
