@@ -77,7 +77,7 @@ def test_sigterm_finishes_the_turn_in_flight_and_exits_0(tmp_path: Path) -> None
             sender = threading.Thread(target=deliver)
             sender.start()
             deadline = time.monotonic() + 20
-            while any(f["kind"] == "delay" for f in fake._faults):  # taken when the call reaches the fake
+            while any(f["kind"] == "delay" for f in fake._faults.once):  # taken when the call reaches the fake
                 assert time.monotonic() < deadline, "the reply was never sent to MAX"
                 time.sleep(0.02)
             assert not fake.sent_messages(), "the reply arrived before SIGTERM could catch it in flight"

@@ -308,6 +308,9 @@ class RedisPyClient:
 
         self.redis = Redis.from_url(url, socket_timeout=timeout,
                                     socket_connect_timeout=timeout if connect_timeout is None else connect_timeout)
+        # The store reads raw RESP replies (as the pipelined client gives them); redis-py's per-command
+        # callbacks would turn XRANGE into dicts, SET NX into booleans and so on.
+        self.redis.response_callbacks.clear()
 
     async def call(self, *args: Any) -> Any:
         from redis.exceptions import AuthenticationError, NoScriptError, ResponseError
