@@ -14,6 +14,8 @@ PAGE_POLICY = ("default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src
                "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 # Anything that is not a page (JSON, files) must never run or be framed even if a browser renders it.
 OTHER_POLICY = "default-src 'none'; frame-ancestors 'none'; sandbox"
+# A script's own policy binds only when it runs as a worker (the layout worker loads ELK from our files).
+SCRIPT_POLICY = "default-src 'none'; script-src 'self'; frame-ancestors 'none'"
 HSTS = b"max-age=31536000; includeSubDomains"
 
 
@@ -31,8 +33,22 @@ def template_nonce(context: Mapping[str, Any]) -> str:
     return csp_nonce(context["request"].scope)
 
 
+def content_type(headers: list[tuple[bytes, bytes]]) -> bytes:
+    return next((value.lower() for name, value in headers if name.lower() == b"content-type"), b"")
+
+
 def is_html(headers: list[tuple[bytes, bytes]]) -> bool:
-    return any(name.lower() == b"content-type" and value.lower().startswith(b"text/html") for name, value in headers)
+    return content_type(headers).startswith(b"text/html")
+
+
+def policy_for(scope: Scope, headers: list[tuple[bytes, bytes]]) -> str:
+    """Pages get nonces, scripts what a worker needs, anything else runs nothing."""
+    kind = content_type(headers)
+    if kind.startswith(b"text/html"):
+        return PAGE_POLICY.format(nonce=csp_nonce(scope))
+    if b"javascript" in kind:
+        return SCRIPT_POLICY
+    return OTHER_POLICY
 
 
 def security_headers_middleware(https: bool) -> Callable[[ASGIApp], ASGIApp]:
@@ -48,7 +64,7 @@ def security_headers_middleware(https: bool) -> Callable[[ASGIApp], ASGIApp]:
                 if message["type"] == "http.response.start":
                     headers = list(message.get("headers") or [])
                     names = {name.lower() for name, _ in headers}
-                    policy = PAGE_POLICY.format(nonce=csp_nonce(scope)) if is_html(headers) else OTHER_POLICY
+                    policy = policy_for(scope, headers)
                     extra = [(b"content-security-policy", policy.encode()),
                              (b"x-frame-options", b"DENY"),
                              (b"x-content-type-options", b"nosniff"),

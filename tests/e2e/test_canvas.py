@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.canvas import document, node_point, open_editor, settle
+from tests.e2e.canvas import document, node_point, open_editor, settle, wait_until
 from tests.e2e.conftest import App, Watch, login, shoot
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -56,7 +56,7 @@ def segment_hits_box(p: dict[str, float], q: dict[str, float], b: dict[str, floa
 
 def auto_layout(page: Page) -> None:
     page.get_by_role("button", name="Auto-layout").click()
-    page.wait_for_function("document.querySelector('[data-action=layout]').disabled === false"
+    wait_until(page, "document.querySelector('[data-action=layout]').disabled === false"
                            " && window.botflowEditor.cy.edges('[sw]').length > 0")
     settle(page)
 
@@ -272,7 +272,7 @@ def test_auto_layout_of_a_long_flow_shows_progress_and_fits_the_screen(page: Pag
     expect(page.locator(".layout-progress")).to_be_visible()
     expect(page.locator("#save-status")).to_contain_text("300 states")
     shoot(page, "canvas-long-flow-arranging")
-    page.wait_for_function("document.querySelector('[data-action=layout]').disabled === false", timeout=120000)
+    wait_until(page, "document.querySelector('[data-action=layout]').disabled === false", timeout=120000)
     settle(page)
     expect(page.locator(".layout-progress")).to_be_hidden()
     shape = page.evaluate("""() => {
@@ -371,7 +371,7 @@ def test_routes_come_back_after_a_reload_and_survive_a_panel_edit(page: Page, ap
     assert document(page)["states"][1]["title"] == "Описание"
     assert sorted(routed_edges(page)) == before
     open_editor(page, app.url, flow)
-    page.wait_for_function("window.botflowEditor.routesRestored !== undefined", timeout=30000)
+    wait_until(page, "window.botflowEditor.routesRestored !== undefined", timeout=30000)
     assert page.evaluate("window.botflowEditor.routesRestored") is True
     assert sorted(routed_edges(page)) == before
     shoot(page, "canvas-routes-after-reload")
@@ -393,8 +393,8 @@ def test_cards_collapse_to_titles_then_dots_as_the_view_zooms_out(page: Page, ap
     assert page.evaluate(look) == "boxes"
     shoot(page, "canvas-zoom-titles")
     zoom_to(page, "choose_product", 0.08)
-    page.wait_for_function(f"({look})() === 'dots'")
+    wait_until(page, f"({look})() === 'dots'")
     shoot(page, "canvas-zoom-dots")
     zoom_to(page, "choose_product", 0.9)
-    page.wait_for_function(f"({look})() === 'boxes'")
+    wait_until(page, f"({look})() === 'boxes'")
     expect(card).to_be_visible()
