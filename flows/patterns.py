@@ -243,42 +243,31 @@ def _word_set(items: Any) -> bool:
     return bool(items)
 
 
-def _starts_word(items: Any) -> bool:
-    """Whether whatever `items` match surely begins with a word character."""
+def _word_at(items: Any, end: int) -> bool:
+    """Whether whatever `items` match surely begins (end=0) or ends (end=-1) with a word character."""
     if not items:
         return False
-    op, av = items[0]
+    op, av = items[end]
     name = str(op)
     if name == "LITERAL":
         return _word_char(av)
     if name == "IN":
         return _word_set(av)
     if name in ("MAX_REPEAT", "MIN_REPEAT"):
-        return av[0] >= 1 and _starts_word(list(av[2]))
+        return av[0] >= 1 and _word_at(list(av[2]), end)
     if name == "SUBPATTERN":
-        return _starts_word(list(av[3]))
+        return _word_at(list(av[3]), end)
     if name == "BRANCH":
-        return all(_starts_word(list(branch)) for branch in av[1])
+        return all(_word_at(list(branch), end) for branch in av[1])
     return False
+
+
+def _starts_word(items: Any) -> bool:
+    return _word_at(items, 0)
 
 
 def _ends_word(items: Any) -> bool:
-    """Whether whatever `items` match surely ends with a word character."""
-    if not items:
-        return False
-    op, av = items[-1]
-    name = str(op)
-    if name == "LITERAL":
-        return _word_char(av)
-    if name == "IN":
-        return _word_set(av)
-    if name in ("MAX_REPEAT", "MIN_REPEAT"):
-        return av[0] >= 1 and _ends_word(list(av[2]))
-    if name == "SUBPATTERN":
-        return _ends_word(list(av[3]))
-    if name == "BRANCH":
-        return all(_ends_word(list(branch)) for branch in av[1])
-    return False
+    return _word_at(items, -1)
 
 
 def _flag_letters(flags: int) -> str:
