@@ -5,6 +5,7 @@ import asyncio
 import itertools
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,10 +159,14 @@ class Inbox:
                 pass
         await asyncio.to_thread(self.refresh)
 
-    async def wait_count(self, user: int, count: int, timeout: float) -> bool:
-        """Wait until `user` has at least `count` messages; False when `timeout` passes first."""
+    async def wait_for(self, user: int, texts: Counter[str], timeout: float) -> bool:
+        """Wait until every text of `texts` reached `user` as often as it is counted there; False on timeout.
+
+        A person answers the question they were asked: a late second copy of an earlier reply (an unknown
+        outcome resent) must not count as the answer to the step still on its way.
+        """
         deadline = time.monotonic() + timeout
-        while len(self.by_user[user]) < count:
+        while any(n > sum(r.text == text for r in self.by_user[user]) for text, n in texts.items()):
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
@@ -212,7 +217,7 @@ class Player:
                    delay: float = 0.0) -> None:
         """Like a person: answer as soon as the bot's replies show up, whatever MAX's deliveries are still doing."""
         await asyncio.sleep(delay)
-        wanted = 0
+        wanted: Counter[str] = Counter()
         delivering: list[tuple[Step, asyncio.Future[list[Delivery]]]] = []
         for index, step in enumerate(self.steps):
             await hooks.before(index)
@@ -221,8 +226,8 @@ class Player:
             step.sent_at = time.time()
             self.at_step = index + 1  # sent (a fault may wait for this)
             delivering.append((step, asyncio.gather(*(webhooks.deliver_copies(u, copies) for u in step.updates))))
-            wanted += len(step.expected)
-            await inbox.wait_count(self.user, wanted, patience)
+            wanted.update(step.expected)
+            await inbox.wait_for(self.user, wanted, patience)
         for step, task in delivering:  # each is bounded by the webhook deadline
             step.deliveries = list(await task)
 
