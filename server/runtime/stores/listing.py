@@ -70,3 +70,9 @@ def check(search: Search) -> None:
     """Refuse a page size out of range (the API checks first; this guards direct callers)."""
     if not 1 <= search.limit <= MAX_PAGE:
         raise BadSearch(f"limit must be between 1 and {MAX_PAGE}.")
+
+
+def count_rows(counts: dict[CountKey, int]) -> list[dict[str, Any]]:
+    """The counts as the API shows them, by flow, version and state."""
+    ordered = sorted(counts.items(), key=lambda item: (str(item[0][0]), item[0][1] or 0, str(item[0][2])))
+    return [{"flow": f, "version": v, "state": s, "dialogs": n} for (f, v, s), n in ordered]
