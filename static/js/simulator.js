@@ -108,6 +108,27 @@ export class Simulator extends EventTarget {
     this.source.value = [...this.source.options].some((o) => o.value === chosen) ? chosen : "draft";
   }
 
+  /** The editor opened on a copy of a live dialog (?sim=<sandbox id>&source=<version>): continue it here. */
+  async openFromUrl() {
+    const params = new URLSearchParams(window.location.search);
+    const sim = params.get("sim");
+    if (!sim) return;
+    const source = params.get("source") || "draft";
+    if ([...this.source.options].some((o) => o.value === source)) this.source.value = source;
+    this.note(t("Opening the copy of the live dialog…"));
+    const res = await api("GET", `${this.url}/${encodeURIComponent(sim)}?source=${encodeURIComponent(source)}`);
+    if (!res.ok) {
+      this.refused(res, t("The copy of the live dialog could not be opened."));
+      return;
+    }
+    const user = params.get("user");
+    this.restart(user
+      ? t("A copy of the live dialog of user {user} at {state}: continue it here; the live dialog is not touched.", { user, state: res.data.state })
+      : t("A copy of a live dialog at {state}: continue it here; the live dialog is not touched.", { state: res.data.state }));
+    this.session = sim;
+    this.facts({ ...res.data, fired: { transition: null, reason: t("Copied from the live dialog.") } });
+  }
+
   restart(message) {
     this.session = `sim-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     this.steps = [];
