@@ -3,6 +3,7 @@ transcript, and "open in the simulator at this point" arriving at the state of t
 to tests/artifacts/ (and /tmp/shots/live/)."""
 from __future__ import annotations
 
+import copy
 import itertools
 import shutil
 from pathlib import Path
@@ -24,30 +25,31 @@ def keep(page: Page, name: str) -> None:
     shutil.copy(path, SHOTS / path.name)
 
 
-def deliver(app: App, user: int, text: str) -> None:
+def deliver(app: App, user: int, text: str, bot: str = BOT) -> None:
     update = {"update_type": "message_created", "timestamp": 1785182044286, "user_locale": "ru",
               "message": {"sender": {"user_id": user, "first_name": "Иван", "is_bot": False},
                           "recipient": {"chat_id": user + 1_000_000, "chat_type": "dialog"},
                           "timestamp": 1785182044286,
                           "body": {"mid": f"mid.{next(_mids):032x}", "seq": 1, "text": text}}}
-    answer = httpx.post(f"{app.url}/webhooks/max/{BOT}", json=update, headers={"X-Max-Bot-Api-Secret": SECRET},
+    answer = httpx.post(f"{app.url}/webhooks/max/{bot}", json=update, headers={"X-Max-Bot-Api-Secret": SECRET},
                         timeout=15)
     assert answer.status_code == 200, answer.text
 
 
-def running_bot(app: App) -> None:
-    """The registration flow published to a bot; four dialogs in known states."""
-    if app.api("GET", f"/api/bots/{BOT}").status_code == 200:
+def running_bot(app: App, bot: str = BOT, flow: str = FLOW) -> None:
+    """The registration flow published to a bot; four dialogs in known states (two at ask_name, one at
+    ask_phone, one at ask_email)."""
+    if app.api("GET", f"/api/bots/{bot}").status_code == 200:
         return
-    assert app.api("POST", "/api/flows", json=registration(FLOW)).status_code == 201
-    assert app.api("POST", f"/api/flows/{FLOW}/versions", json={"note": "first"}).status_code == 201
-    assert app.api("POST", "/api/bots", json={"id": BOT, "title": "Live", "token": MAX_TOKEN,
+    assert app.api("POST", "/api/flows", json=registration(flow)).status_code == 201
+    assert app.api("POST", f"/api/flows/{flow}/versions", json={"note": "first"}).status_code == 201
+    assert app.api("POST", "/api/bots", json={"id": bot, "title": "Live", "token": MAX_TOKEN,
                                               "webhook_secret": SECRET}).status_code == 201
-    assert app.api("POST", f"/api/bots/{BOT}/publish", json={"flow": FLOW, "version": 1}).status_code == 200
+    assert app.api("POST", f"/api/bots/{bot}/publish", json={"flow": flow, "version": 1}).status_code == 200
     for user, texts in ((710001, ["/start"]), (710002, ["/start"]), (720001, ["/start", "Иван"]),
                         (730001, ["/start", "Иван", "+79991234567"])):
         for text in texts:
-            deliver(app, user, text)
+            deliver(app, user, text, bot)
 
 
 def test_the_live_list_counts_searches_and_shows_a_transcript(page: Page, app: App) -> None:
@@ -109,3 +111,42 @@ def test_a_viewer_reads_transcripts_but_cannot_open_the_simulator(context, app: 
     page.goto(f"{app.url}/bots/{BOT}/dialogs/720001")
     expect(page.get_by_test_id("transcript").locator("li")).not_to_have_count(0)
     expect(page.get_by_role("button", name="Open in the simulator at this point")).to_have_count(0)
+
+
+def test_the_publish_form_shows_what_the_publish_does_and_the_history_keeps_it(page: Page, app: App) -> None:
+    bot, flow = "preview-bot", "e2e_preview"
+    running_bot(app, bot, flow)
+    draft = app.api("GET", f"/api/flows/{flow}")
+    changed = copy.deepcopy(draft.json())
+    for state in changed["states"]:
+        state["id"] = "ask_mail" if state["id"] == "ask_email" else state["id"]
+    for tr in changed["transitions"]:
+        for end in ("from", "to"):
+            tr[end] = "ask_mail" if tr[end] == "ask_email" else tr[end]
+    assert app.api("PUT", f"/api/flows/{flow}", json=changed,
+                   headers={"If-Match": draft.headers["etag"]}).status_code == 200
+    assert app.api("POST", f"/api/flows/{flow}/versions", json={"note": "ask_mail"}).status_code == 201
+    page.goto(f"{app.url}/flows/{flow}/versions")
+    page.locator("#publish-bot").select_option(bot)
+    page.locator("#publish-version").select_option("2")
+    preview = page.get_by_test_id("publish-preview")
+    expect(preview).to_contain_text("4 dialogs are running now.")
+    expect(preview).to_contain_text("All of them finish on the version they started on.")
+    page.get_by_label("migrate", exact=False).check()
+    expect(preview).to_contain_text("3 continue, 1 are dropped.")
+    expect(preview.locator("tr.dropped")).to_have_count(1)
+    expect(preview.locator("tr.dropped")).to_contain_text("ask_email")
+    preview.scroll_into_view_if_needed()
+    keep(page, "publish-preview-migrate")
+    page.get_by_label("reset", exact=False).check()
+    expect(preview).to_contain_text("0 continue, 4 are dropped.")
+    page.get_by_label("migrate", exact=False).check()
+    expect(preview).to_contain_text("3 continue, 1 are dropped.")
+    page.get_by_role("button", name="Publish", exact=True).click()
+    expect(page.locator("#publish-result")).to_contain_text("now serves")
+    page.goto(f"{app.url}/bots/{bot}")
+    history = page.get_by_test_id("publications")
+    expect(history.locator("tbody tr").first).to_contain_text("4 running: 3 continued, 1 dropped")
+    expect(page.locator("#live-dialogs").get_by_test_id("live-total")).to_have_text("3 dialogs running now")
+    history.scroll_into_view_if_needed()
+    keep(page, "publish-history-counts")
