@@ -20,7 +20,7 @@ from server.runtime.stores.listing import BadSearch, Search, count_rows
 from server.services import bots as bot_service
 from server.services import sandbox_copy
 from web.i18n import gettext as _
-from web.pages import app_error, problem, redirect, refusal, render, user_of
+from web.pages import app_error, is_htmx, problem, redirect, refusal, render, user_of
 from web.transcript import clock, lines
 
 Form = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
@@ -63,9 +63,10 @@ class LiveController(Controller):
         if isinstance(search, str):
             return problem(request, search, status=400)
         store = request.app.state.runtime.store
+        only_list = request.query_params.get("part") == "list" and is_htmx(request)
         try:
             page = await store.dialog_page(bot_id, search)
-            counts = await store.dialog_counts(bot_id)
+            counts = {} if only_list else await store.dialog_counts(bot_id)
         except BadSearch:
             return problem(request, _("That page of the list is no longer there; search again."), status=400)
         except StoreUnavailable as exc:
@@ -73,7 +74,8 @@ class LiveController(Controller):
             return problem(request, _("Dialog storage cannot be reached right now; try again in a moment."),
                            status=503)
         rows = count_rows(counts)
-        return render(request, "bot_dialogs.html", "_partials/live_dialogs.html", section="bots", bot=bot,
+        partial = "_partials/live_list.html" if only_list else "_partials/live_dialogs.html"
+        return render(request, "bot_dialogs.html", partial, section="bots", bot=bot,
                       counts=rows, total=sum(r["dialogs"] for r in rows), dialogs=_dialog_rows(page),
                       next=page.next, search=search, searched=bool(search.user or search.state or search.version),
                       versions=sorted({r["version"] for r in rows if r["version"] is not None}),

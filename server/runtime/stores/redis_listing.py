@@ -11,7 +11,7 @@ from server.runtime.keys import Keys
 from server.runtime.stores.listing import BadSearch, CountKey, DialogLine, DialogPage, Search, check, key_of, line, wanted
 
 SCAN_COUNT = 1000  # keys Redis looks at per SCAN call
-SCAN_STEPS = 20  # SCAN calls one page makes at most, so a rare match never turns one request into a full walk
+SCAN_STEPS = 100  # SCAN calls one page makes at most (~100k keys, tens of ms), so a rare match never walks everything
 _CURSOR = re.compile(r"(\d{1,20})\.(\d{1,6})")
 
 
