@@ -165,3 +165,31 @@ async def test_the_preview_without_a_version_looks_at_the_latest(harness: Harnes
     await add_version(harness, second_version())
     preview = await get(harness, f"/api/bots/{BOT}/publish/preview", flow="registration", sessions="migrate")
     assert (preview["version"], preview["dropped"]) == (2, 1)
+
+
+async def test_a_point_of_a_live_dialog_copied_into_the_sandbox_continues_there(harness: Harness) -> None:
+    from server.services import sandbox_copy
+
+    await talk(harness, 5601, AT_EMAIL)
+    timeline = await get(harness, f"/api/bots/{BOT}/users/5601/timeline")
+    phone = next(n for n, e in enumerate(timeline) if e["kind"] == "message" and e["text"] == "+79991234567")
+    point = await get(harness, f"/api/bots/{BOT}/users/5601/timeline/{phone}/state")
+    assert point["session"]["state"] == "ask_phone"  # an update entry: the dialog before its turn
+    async with harness.app.state.db.session() as s:
+        sandbox_id, version = await sandbox_copy.copy_live(s, point["session"])
+    assert version == 1
+    opened = await get(harness, f"/api/flows/registration/simulate/{sandbox_id}", source="1")
+    assert (opened["state"], opened["data"]) == ("ask_phone", {"name": "Иван"})
+    assert opened["session"]["history"] == ["ask_name"]
+    went_on = await harness.api("POST", "/api/flows/registration/simulate",
+                                json={"session": sandbox_id, "update": {"text": "+79990001122"}, "source": 1})
+    assert went_on.json()["state"] == "ask_email" and went_on.json()["data"]["phone"] == "+79990001122"
+    live = await get(harness, f"/api/bots/{BOT}/users/5601/session")
+    assert (live["state"], live["data"]["phone"]) == ("ask_email", "+79991234567")  # the live dialog is untouched
+
+
+async def test_reading_a_sandbox_that_does_not_exist_is_a_404(harness: Harness) -> None:
+    answer = await harness.api("GET", "/api/flows/registration/simulate/live-nothing")
+    assert answer.status_code == 404 and "live-nothing" in answer.json()["message"]
+    answer = await harness.api("GET", "/api/flows/registration/simulate/live-nothing", params={"source": "v1"})
+    assert answer.status_code == 422 and "source" in answer.json()["message"]
