@@ -150,3 +150,27 @@ def test_the_publish_form_shows_what_the_publish_does_and_the_history_keeps_it(p
     expect(page.locator("#live-dialogs").get_by_test_id("live-total")).to_have_text("3 dialogs running now")
     history.scroll_into_view_if_needed()
     keep(page, "publish-history-counts")
+
+
+def test_the_live_dialogs_and_the_transcript_in_russian(browser, app: App, watch) -> None:
+    from tests.e2e.conftest import PASSWORD
+    from tests.e2e.test_language_and_feedback import sign_in
+
+    running_bot(app)
+    made = app.api("POST", "/api/users", json={"username": "lena", "role": "editor", "password": PASSWORD})
+    assert made.status_code == 201, made.text
+    ctx = browser.new_context(viewport={"width": 1500, "height": 900}, locale="ru-RU")
+    try:
+        page = sign_in(ctx, app, watch, "lena")
+        page.goto(f"{app.url}/bots/{BOT}")
+        live = page.locator(".card.live")
+        expect(live.locator("h2")).to_have_text("Живые диалоги")
+        expect(live.get_by_test_id("live-total")).to_have_text("4 диалога идут сейчас")
+        live.locator('tr[data-user="720001"]').get_by_role("link", name="Расшифровка").click()
+        transcript = page.get_by_test_id("transcript")
+        expect(transcript.locator('li[data-kind="reply"]').first).to_contain_text("бот ответил")
+        expect(transcript.get_by_role("button", name="Открыть в симуляторе с этой точки").first).to_be_visible()
+        live.scroll_into_view_if_needed()
+        keep(page, "ru-live-dialogs-transcript")
+    finally:
+        ctx.close()
