@@ -9,13 +9,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from flows.model import Flow
 from server.errors import BadRequest
+from server.runtime.publish_sessions import MODES as SESSION_MODES
 from server.runtime.stores.base import DialogStore, StoreUnavailable
 from server.runtime.stores.listing import CountKey, count_rows
 from server.services.bots import get_row as get_bot_row
 from server.services.versions import version_flow
 
 log = logging.getLogger("botflow.publishing")
-SESSION_MODES = ("keep", "migrate", "reset")
 
 
 @dataclass(slots=True)
