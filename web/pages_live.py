@@ -125,7 +125,7 @@ class LiveController(Controller):
         except AppError as exc:
             return app_error(request, exc)
         flow_id = found[1]["flow"]
-        query = urlencode({"sim": sandbox_id, "source": version, "user": user_id})
+        query = urlencode({"sim": sandbox_id, "source": version, "bot": bot_id, "user": user_id, "entry": int(raw)})
         return redirect(request, f"/flows/{quote(flow_id, safe='')}/edit?{query}")
 
 

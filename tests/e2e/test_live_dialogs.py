@@ -93,6 +93,9 @@ def test_open_in_the_simulator_arrives_at_the_state_of_that_point(page: Page, ap
     expect(sim.locator("[data-sim-state]")).to_have_text("ask_name")
     expect(sim.locator("[data-sim-log]")).to_contain_text("live dialog of user 730001")
     expect(sim.locator("[data-sim-source]")).to_have_value("1")
+    # What the live dialog said before that point, greyed: the greeting and the /start, not "Иван".
+    expect(sim.locator(".sim-earlier")).to_have_count(2)
+    expect(sim.locator(".sim-bot.sim-earlier")).to_have_text("Привет! Как вас зовут?")
     keep(page, "live-dialog-opened-in-simulator")
     sim.locator("[data-sim-input]").fill("Пётр")
     sim.locator("[data-sim-form] button[type=submit]").click()
