@@ -38,7 +38,8 @@ def _search(query: Any) -> Search | str:
     for value in (user, state or "", cursor or ""):
         if len(value) > MAX_TEXT * 4 or not value.isprintable():
             return _("Type a user id (digits) or its beginning.")
-    if raw_version and (not raw_version.isdigit() or not 1 <= int(raw_version) <= 2**31 - 1):
+    digits = raw_version.isascii() and raw_version.isdigit()
+    if raw_version and (not digits or not 1 <= int(raw_version) <= 2**31 - 1):
         return _("Choose a version from the list.")
     return Search(user=user, state=state, version=int(raw_version) if raw_version else None, cursor=cursor,
                   limit=PAGE)
@@ -107,7 +108,7 @@ class LiveController(Controller):
         if denied:
             return denied
         raw = (data.get("entry") or "").strip()
-        if not raw.isdigit() or len(raw) > 6:
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 6:
             return problem(request, _("Choose a point of the transcript to open in the simulator."), status=422)
         try:
             await bot_service.get_bot(db_session, bot_id, request.app.state.settings.public_url)

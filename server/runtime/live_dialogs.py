@@ -30,7 +30,7 @@ def _number(query: Any, name: str, low: int, high: int) -> int | None:
     value = _text(query, name)
     if value is None:
         return None
-    if not value.isdigit() or not low <= int(value) <= high:
+    if not (value.isascii() and value.isdigit()) or not low <= int(value) <= high:
         raise BadRequest(f"{name} must be a whole number from {low} to {high}, not {value!r}.")
     return int(value)
 

@@ -92,6 +92,7 @@ async def test_the_live_list_counts_and_pages_dialogs_in_known_states(harness: H
 @pytest.mark.parametrize("params, words", [
     ({"limit": "0"}, "limit"), ({"limit": "many"}, "limit"), ({"version": "-1"}, "version"),
     ({"user": "5*1*"}, "user"), ({"state": "a\x07b"}, "state"), ({"user": "9" * 300}, "user"),
+    ({"limit": "²"}, "limit"), ({"version": "١"}, "version"),
 ])
 async def test_bad_listing_parameters_are_refused_with_a_sentence(harness: Harness, params: dict, words: str) -> None:
     answer = await harness.api("GET", f"/api/bots/{BOT}/dialogs", params=params)

@@ -17,7 +17,7 @@ async def editor(app_client, admin_headers) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("query, words", [
-    ("version=abc", "Choose a version"), ("version=0", "Choose a version"),
+    ("version=abc", "Choose a version"), ("version=0", "Choose a version"), ("version=%C2%B2", "Choose a version"),
     ("user=%07", "user id"), ("user=" + "9" * 400, "user id"),
 ])
 async def test_bad_searches_of_the_live_list_say_what_to_do(app_client, editor, query, words) -> None:
@@ -42,7 +42,8 @@ async def test_a_transcript_of_a_user_without_records_says_so(app_client, editor
 
 
 @pytest.mark.parametrize("entry, status, words", [
-    ("abc", 422, "Choose a point"), ("9" * 50, 422, "Choose a point"), ("3", 422, "No dialog was running"),
+    ("abc", 422, "Choose a point"), ("9" * 50, 422, "Choose a point"), ("²", 422, "Choose a point"),
+    ("3", 422, "No dialog was running"),
 ])
 async def test_opening_a_point_that_is_not_there_says_so(app_client, editor, entry, status, words) -> None:
     answer = await app_client.post(f"/bots/{BOT}/dialogs/123/simulate", data={"entry": entry}, headers=editor)

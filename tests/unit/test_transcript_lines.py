@@ -9,8 +9,8 @@ SNAP = {"flow": "f", "version": 1, "state": "ask", "data": {}, "history": []}
 
 def records() -> list[dict]:
     return [
-        {"t": 1.0, "e": [["message", None, None, "/start"], ["opened", "ask", None, "why"], ["reply", "ask", None, "Hi"]],
-         "s": SNAP},
+        {"t": 1.0, "e": [["message", None, None, "/start"], ["opened", "ask", None, "why"],
+                         ["reply", "ask", None, "Hi"]], "s": SNAP},
         {"t": 2.0, "e": [["message", "ask", None, "Ann"], ["transition", "done", "t1", "valid"],
                          ["completed", "done", None, "{}"]], "s": None},
         {"t": 3.0, "e": [["dropped", "ask", None, "reset"]], "s": None},

@@ -59,7 +59,7 @@ def key_of(session: dict[str, Any]) -> CountKey:
 
 def wanted(search: Search, user: str, session: dict[str, Any]) -> bool:
     """Whether a dialog belongs in the listing (user id, state and version filters)."""
-    if search.exact and user != search.user or not user.startswith(search.user):
+    if (search.exact and user != search.user) or not user.startswith(search.user):
         return False
     if search.state is not None and session.get("state") != search.state:
         return False

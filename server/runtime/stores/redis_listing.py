@@ -8,7 +8,9 @@ from typing import Any, Callable
 import msgspec
 
 from server.runtime.keys import Keys
-from server.runtime.stores.listing import BadSearch, CountKey, DialogLine, DialogPage, Search, check, key_of, line, wanted
+from server.runtime.stores.listing import (
+    BadSearch, CountKey, DialogLine, DialogPage, Search, check, key_of, line, wanted,
+)
 
 SCAN_COUNT = 1000  # keys Redis looks at per SCAN call
 SCAN_STEPS = 100  # SCAN calls one page makes at most (~100k keys, tens of ms), so a rare match never walks everything
