@@ -57,7 +57,10 @@ async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int
         row.dialogs_running, row.dialogs_continuing = foreseen.total, foreseen.continuing
         row.dialogs_dropped = foreseen.dropped_total
     session.add(row)
-    audit.record(session, actor, "bot.publish", f"bot:{bot_id}", flow=flow_id, version=version, sessions=sessions)
+    foreseen_counts = {} if foreseen is None else {"dialogs_running": foreseen.total,
+                                                    "dialogs_dropped": foreseen.dropped_total}
+    audit.record(session, actor, "bot.publish", f"bot:{bot_id}", flow=flow_id, version=version, sessions=sessions,
+                 **foreseen_counts)
     try:
         await session.commit()
     except IntegrityError:  # the flow or bot was deleted while we published

@@ -141,6 +141,8 @@ async def test_the_publish_preview_foresees_keep_migrate_and_reset_and_the_recor
     async with harness.app.state.db.session() as s:
         row = (await s.execute(select(PublicationRow).order_by(PublicationRow.id.desc()))).scalars().first()
     assert (row.dialogs_running, row.dialogs_continuing, row.dialogs_dropped) == (6, continuing, dropped)
+    audit = await get(harness, "/api/audit", target=f"bot:{BOT}")
+    assert audit[0]["action"] == "bot.publish" and audit[0]["details"]["dialogs_dropped"] == dropped
 
 
 async def test_dialogs_already_on_the_target_version_are_never_counted_as_dropped(harness: Harness) -> None:
