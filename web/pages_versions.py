@@ -11,6 +11,7 @@ from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.api.bots import runtime_store
 from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.services import bots as bot_service
@@ -116,7 +117,8 @@ async def publish_version(request: Request, db: AsyncSession, bot_id: str, flow_
         return problem(request, _("Choose the bot to publish to."), status=422)
     try:
         number = version_service.parse_number(version, flow_id) if version else None
-        record = await publishing.publish(db, bot_id, flow_id, number, sessions, user_of(request).username)
+        record = await publishing.publish(db, bot_id, flow_id, number, sessions, user_of(request).username,
+                                          runtime_store(request))
     except AppError as exc:
         return app_error(request, exc)
     await publishing.notify_runtime(getattr(request.app.state, "runtime", None), record)

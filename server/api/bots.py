@@ -9,15 +9,23 @@ from server.api.body import fields, json_body
 from server.api.flows import actor
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role
-from server.errors import Unprocessable
+from server.errors import BadRequest, Unprocessable
+from server.runtime.inspect import Unavailable
+from server.runtime.stores.base import DialogStore, StoreUnavailable
 from server.services import bots as bot_service
-from server.services import publishing
+from server.services import publish_preview, publishing
 
 OPTIONAL_STR = (str, type(None))
 BOT_FIELDS = {"id": (str, True), "title": (OPTIONAL_STR, False), "token": (OPTIONAL_STR, False),
               "webhook_secret": (OPTIONAL_STR, False), "require_tests": (bool, False)}
 CHANGE_FIELDS = {**BOT_FIELDS, "id": (str, False)}
 PUBLISH_FIELDS = {"flow": (str, True), "version": ((int, type(None)), False), "sessions": (OPTIONAL_STR, False)}
+
+
+def runtime_store(request: Request) -> DialogStore | None:
+    """The running dialogs' store, when the runtime runs in this process."""
+    runtime = getattr(request.app.state, "runtime", None)
+    return runtime.store if runtime is not None else None
 
 
 async def bot_changed(request: Request, bot_id: str) -> None:
@@ -88,9 +96,30 @@ class BotController(Controller):
             raise Unprocessable("version must be a version number from 1.",
                                 details=[{"path": "version", "message": "out of range"}])
         record = await publishing.publish(db_session, bot_id, body["flow"], version,
-                                          body.get("sessions") or "keep", actor(request))
+                                          body.get("sessions") or "keep", actor(request), runtime_store(request))
         await publishing.notify_runtime(getattr(request.app.state, "runtime", None), record)
         return record
+
+    @get("/{bot_id:str}/publish/preview", guards=[requires_role("viewer")],
+         summary="What a publish would do to the running dialogs; sessions keep | migrate | reset")
+    async def publish_preview(self, bot_id: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
+        query = request.query_params
+        flow_id = (query.get("flow") or "").strip()
+        if not flow_id:
+            raise BadRequest("Give the flow to publish: ?flow=<flow id>&version=<n>&sessions=keep|migrate|reset.")
+        raw = (query.get("version") or "").strip()
+        if raw and (not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= 2**31 - 1):
+            raise BadRequest(f"version must be a version number from 1, not {raw!r}.")
+        mode = publish_preview.check_mode(query.get("sessions") or "keep")
+        await bot_service.get_row(db_session, bot_id)
+        version = await publishing.resolve_version(db_session, flow_id, int(raw) if raw else None)
+        store = runtime_store(request)
+        if store is None:
+            raise Unavailable("The runtime is not running, so there are no dialogs to count.")
+        try:
+            return await publish_preview.preview(db_session, store, bot_id, flow_id, version, mode)
+        except StoreUnavailable as exc:
+            raise Unavailable(f"Dialog storage is unreachable: {exc}") from exc
 
     @get("/{bot_id:str}/publications", guards=[requires_role("viewer")],
          summary="Publication history, newest first")

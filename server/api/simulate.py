@@ -10,7 +10,7 @@ from server.api.params import DbSession, PathStr
 from server.auth import requires_role
 from flows.testing.reads import keys_read
 from server.errors import NotFound, Unprocessable
-from server.services import sandbox
+from server.services import sandbox, sandbox_copy
 from server.services.flows import get_row
 
 MAX_SESSION_ID = 128
@@ -60,6 +60,17 @@ class SimulateController(Controller):
         if not flow.has_state(state):
             raise NotFound(f"There is no state '{state}' in the draft of '{flow_id}'.")
         return {"state": state, "keys": keys_read(flow, state)}
+
+    @get("/{session:str}", guards=[requires_role("editor")],
+         summary="A sandbox dialog as it stands (the editor opens a copied live dialog with it)")
+    async def read(self, flow_id: PathStr, session: PathStr, request: Request,
+                   db_session: DbSession) -> dict[str, Any]:
+        await get_row(db_session, flow_id)
+        raw = request.query_params.get("source") or "draft"
+        if raw != "draft" and (not raw.isascii() or not raw.isdigit()):
+            raise Unprocessable('source must be "draft" or a version number.', code="invalid_source")
+        return await sandbox_copy.read(db_session, flow_id, session_id(session),
+                                       raw if raw == "draft" else int(raw))
 
     @delete("/{session:str}", guards=[requires_role("editor")], status_code=204,
             summary="Forget a sandbox dialog and its clock")

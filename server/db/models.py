@@ -88,6 +88,10 @@ class PublicationRow(Base):
     sessions: Mapped[str] = mapped_column(String(16))
     published_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     published_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # What the publish foresaw for the dialogs running at that moment (None: before 0008, or storage away).
+    dialogs_running: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    dialogs_continuing: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    dialogs_dropped: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class UserRow(Base):

@@ -10,7 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.db.models import BotRow, FlowRow, PublicationRow, VersionRow, utcnow
 from server.errors import Conflict, NotFound, Unprocessable
-from server.services import audit
+from server.runtime.stores.base import DialogStore
+from server.services import audit, publish_preview
 from server.services.bots import get_row as get_bot_row
 from server.services.common import iso
 
@@ -20,17 +21,59 @@ SESSION_MODES = ("keep", "migrate", "reset")
 
 
 def record(row: PublicationRow) -> dict[str, Any]:
+    dialogs = None
+    if row.dialogs_running is not None:
+        dialogs = {"running": row.dialogs_running, "continuing": row.dialogs_continuing,
+                   "dropped": row.dialogs_dropped}
     return {"id": row.id, "bot": row.bot_id, "flow": row.flow_id, "version": row.version,
-            "sessions": row.sessions, "published_by": row.published_by, "published_at": iso(row.published_at)}
+            "sessions": row.sessions, "published_by": row.published_by, "published_at": iso(row.published_at),
+            "dialogs": dialogs}
 
 
 async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int | None, sessions: str,
-                  actor: str | None) -> dict[str, Any]:
-    """Make the bot serve `flow_id` at `version` (None: the latest version); returns the publication record."""
+                  actor: str | None, store: DialogStore | None = None) -> dict[str, Any]:
+    """Make the bot serve `flow_id` at `version` (None: the latest version); returns the publication record.
+
+    With the runtime's `store`, the record keeps what the publish foresaw for the dialogs running then.
+    """
     if sessions not in SESSION_MODES:
         raise Unprocessable(f"sessions must be one of {', '.join(SESSION_MODES)}, not '{sessions}'.",
                             details=[{"path": "sessions", "message": "unknown mode"}])
     bot = await get_bot_row(session, bot_id)
+    version = await resolve_version(session, flow_id, version)
+    tested = None
+    if bot.require_tests:
+        from server.services.flow_tests import check_publish
+
+        tested = (await check_publish(session, flow_id, version))["passed"]
+    foreseen = await publish_preview.counted(session, store, bot_id, flow_id, version, sessions)
+    now = utcnow()
+    await session.execute(update(BotRow).where(BotRow.id == bot_id)
+                          .values(flow_id=flow_id, version=version, updated_at=now)
+                          .execution_options(synchronize_session=False))
+    row = PublicationRow(bot_id=bot_id, flow_id=flow_id, version=version, sessions=sessions,
+                         published_by=actor, published_at=now)
+    if foreseen is not None:
+        row.dialogs_running, row.dialogs_continuing = foreseen.total, foreseen.continuing
+        row.dialogs_dropped = foreseen.dropped_total
+    session.add(row)
+    foreseen_counts = {} if foreseen is None else {"dialogs_running": foreseen.total,
+                                                    "dialogs_dropped": foreseen.dropped_total}
+    audit.record(session, actor, "bot.publish", f"bot:{bot_id}", flow=flow_id, version=version, sessions=sessions,
+                 **foreseen_counts)
+    try:
+        await session.commit()
+    except IntegrityError:  # the flow or bot was deleted while we published
+        await session.rollback()
+        raise Conflict("The flow or bot changed while publishing; try again.", code="publish_conflict") from None
+    answer = record(row)
+    if tested is not None:
+        answer["tests_passed"] = tested
+    return answer
+
+
+async def resolve_version(session: AsyncSession, flow_id: str, version: int | None) -> int:
+    """`version`, or the flow's latest when None; 404 / 422 when there is no such version."""
     if await session.get(FlowRow, flow_id) is None:
         raise NotFound(f"There is no flow '{flow_id}' to publish.")
     if version is None:
@@ -44,28 +87,7 @@ async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int
         VersionRow.flow_id == flow_id, VersionRow.number == version))).first()
     if exists is None:
         raise NotFound(f"Flow '{flow_id}' has no version {version}; GET /api/flows/{flow_id}/versions lists them.")
-    tested = None
-    if bot.require_tests:
-        from server.services.flow_tests import check_publish
-
-        tested = (await check_publish(session, flow_id, version))["passed"]
-    now = utcnow()
-    await session.execute(update(BotRow).where(BotRow.id == bot_id)
-                          .values(flow_id=flow_id, version=version, updated_at=now)
-                          .execution_options(synchronize_session=False))
-    row = PublicationRow(bot_id=bot_id, flow_id=flow_id, version=version, sessions=sessions,
-                         published_by=actor, published_at=now)
-    session.add(row)
-    audit.record(session, actor, "bot.publish", f"bot:{bot_id}", flow=flow_id, version=version, sessions=sessions)
-    try:
-        await session.commit()
-    except IntegrityError:  # the flow or bot was deleted while we published
-        await session.rollback()
-        raise Conflict("The flow or bot changed while publishing; try again.", code="publish_conflict") from None
-    answer = record(row)
-    if tested is not None:
-        answer["tests_passed"] = tested
-    return answer
+    return version
 
 
 async def notify_runtime(runtime: Any, publication: dict[str, Any]) -> None:

@@ -415,7 +415,7 @@ const simRoot = document.getElementById("simulator");
 if (simRoot) {
   const selectedState = () => { const nodes = selected(cy).nodes(); return nodes.length === 1 ? nodes[0].data("sid") : null; };
   const simulator = new Simulator(simRoot, { flowId, beforeSend: () => store.whenIdle(), selectedState });
-  simulator.loadVersions();
+  simulator.loadVersions().then(() => simulator.openFromUrl());
   window.botflowEditor.simulator = simulator;
   installTabs(simRoot);
   window.botflowEditor.tests = new TestsPanel(document.getElementById("tests"), { flowId, cy, simulator, source: simulator.source });

@@ -108,6 +108,47 @@ export class Simulator extends EventTarget {
     this.source.value = [...this.source.options].some((o) => o.value === chosen) ? chosen : "draft";
   }
 
+  /** The editor opened on a copy of a live dialog (?sim=<sandbox id>&source=<version>): continue it here. */
+  async openFromUrl() {
+    const params = new URLSearchParams(window.location.search);
+    const sim = params.get("sim");
+    if (!sim) return;
+    const source = params.get("source") || "draft";
+    if ([...this.source.options].some((o) => o.value === source)) this.source.value = source;
+    this.note(t("Opening the copy of the live dialog…"));
+    const res = await api("GET", `${this.url}/${encodeURIComponent(sim)}?source=${encodeURIComponent(source)}`);
+    if (!res.ok) {
+      this.refused(res, t("The copy of the live dialog could not be opened."));
+      return;
+    }
+    const user = params.get("user");
+    this.restart(user
+      ? t("A copy of the live dialog of user {user} at {state}: continue it here; the live dialog is not touched.", { user, state: res.data.state })
+      : t("A copy of a live dialog at {state}: continue it here; the live dialog is not touched.", { state: res.data.state }));
+    this.session = sim;
+    await this.showEarlier(params.get("bot"), user, Number(params.get("entry")));
+    this.facts({ ...res.data, fired: { transition: null, reason: t("Copied from the live dialog.") } });
+  }
+
+  /** What the live dialog said up to the copied point, greyed above the note (nothing to step back to). */
+  async showEarlier(bot, user, entry) {
+    if (!bot || !user || !Number.isInteger(entry) || entry < 0) return;
+    const res = await api("GET", `/api/bots/${encodeURIComponent(bot)}/users/${encodeURIComponent(user)}/timeline`);
+    if (!res.ok || !Array.isArray(res.data) || !res.data[entry]) return;
+    // An update entry is the point before its turn; any other entry is after its whole turn (same time).
+    const updates = new Set(["message", "button", "bot_started", "event", "timer"]);
+    let end = entry;
+    if (updates.has(res.data[entry].kind)) end = entry - 1;
+    else while (end + 1 < res.data.length && res.data[end + 1].time === res.data[entry].time) end += 1;
+    const earlier = [];
+    for (const item of res.data.slice(0, end + 1)) {
+      if (updates.has(item.kind) && item.text) earlier.push(el("li", "sim-user sim-earlier", item.text));
+      else if (item.kind === "reply") earlier.push(el("li", "sim-bot sim-earlier", item.text ?? ""));
+    }
+    this.log.prepend(...earlier);
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
   restart(message) {
     this.session = `sim-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     this.steps = [];

@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from dataclasses import replace
 from collections.abc import AsyncIterator
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from server.db.engine import make_engine
 from server.runtime.stores import BUSY, DUPLICATE, OK, DialogStore, LockLost, Write, new_token
 from server.runtime.stores.base import LOCK_MS
+from server.runtime.stores.listing import BadSearch, Search
 from server.runtime.stores.memory import MemoryStore
 from server.runtime.stores.redis import RedisStore
 from server.runtime.stores.sql import SqlStore
@@ -311,6 +313,57 @@ async def test_samples_count_queued_users_and_dialogs_per_version(store: DialogS
     sample = await store.sample()
     assert sample.outbox_users >= 1 and sample.outbox_oldest is not None and sample.outbox_oldest <= now - 6.9
     assert sample.dialogs[(bot, "1")] == 1 and sample.dialogs[(bot, "2")] == 1
+
+
+async def test_running_dialogs_are_counted_per_flow_version_and_state(store: DialogStore, bot: str) -> None:
+    await save(store, bot, "20", Write(dialog("ask")))
+    await save(store, bot, "21", Write(dialog("ask")))
+    await save(store, bot, "22", Write({**dialog("done"), "version": 2}))
+    await save(store, bot, "23", Write({**dialog("ask"), "flow": "g"}))
+    await save(store, bot, "24", Write(dialog("ask")))
+    await save(store, bot, "24", Write(None))  # ended: not running
+    await save(store, bot + "x", "20", Write(dialog("ask")))  # another bot
+    assert await store.dialog_counts(bot) == {("f", 1, "ask"): 2, ("f", 2, "done"): 1, ("g", 1, "ask"): 1}
+    assert await store.dialog_counts(bot + "y") == {}
+
+
+async def _all_pages(store: DialogStore, bot: str, search: Search) -> list[str]:
+    seen, pages = [], 0
+    while True:
+        page = await store.dialog_page(bot, search)
+        assert len(page.dialogs) <= search.limit
+        seen += [d.user for d in page.dialogs]
+        pages += 1
+        assert pages < 50, "the listing never ended"
+        if page.next is None:
+            return seen
+        search = replace(search, cursor=page.next)
+
+
+async def test_running_dialogs_are_listed_a_page_at_a_time_and_searched_by_user(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    users = ["100", "101", "1020", "103", "200", "201", "3_0"]
+    for n, user in enumerate(users):
+        session = {**dialog("ask" if n % 2 else "done"), "updated_at": now - n}
+        await save(store, bot, user, Write(session))
+    await save(store, bot + "x", "100", Write(dialog("ask")))
+    everyone = await _all_pages(store, bot, Search(limit=2))
+    assert sorted(everyone) == sorted(users) and len(everyone) == len(users)
+    assert sorted(await _all_pages(store, bot, Search(user="10", limit=2))) == ["100", "101", "1020", "103"]
+    assert await _all_pages(store, bot, Search(user="3_", limit=5)) == ["3_0"]
+    assert await _all_pages(store, bot, Search(user="3%", limit=5)) == []  # wildcards are literal
+    assert await _all_pages(store, bot, Search(user="10", exact=True)) == []
+    exact = await store.dialog_page(bot, Search(user="101", exact=True))
+    assert [(d.user, d.flow, d.version, d.state, d.updated) for d in exact.dialogs] == [("101", "f", 1, "ask", now - 1)]
+    assert exact.next is None
+    assert sorted(await _all_pages(store, bot, Search(state="ask", limit=1))) == ["101", "103", "201"]
+    assert await _all_pages(store, bot, Search(version=2)) == []
+    assert sorted(await _all_pages(store, bot, Search(user="2", state="done", version=1))) == ["200"]
+    if store.kind.startswith("redis"):  # type: ignore[attr-defined]
+        with pytest.raises(BadSearch):
+            await store.dialog_page(bot, Search(cursor="not-a-cursor"))
+    with pytest.raises(BadSearch):
+        await store.dialog_page(bot, Search(limit=0))
 
 
 async def test_webhook_actions_are_claimed_retried_and_forgotten(store: DialogStore, bot: str) -> None:

@@ -7,6 +7,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
+from server.runtime.stores.listing import CountKey, DialogPage, Search
+
 OK, BUSY, DUPLICATE = 0, 1, 2
 
 # Duplicate deliveries are recognised for at least a day (MAX retries for up to 8 hours).
@@ -202,6 +204,18 @@ class DialogStore(ABC):
     @abstractmethod
     async def sample(self, dialogs: bool = True) -> Sample:
         """Gauges for /metrics; `dialogs=False` skips the per-version count (a scan on Redis)."""
+
+    @abstractmethod
+    async def dialog_counts(self, bot: str) -> dict[CountKey, int]:
+        """Running dialogs of a bot per (flow, version, state); one pass over the bot's dialogs."""
+
+    @abstractmethod
+    async def dialog_page(self, bot: str, search: Search) -> DialogPage:
+        """One page of a bot's running dialogs matching `search`; BadSearch for a cursor never handed out.
+
+        A page holds at most `search.limit` dialogs and may hold fewer while `next` is set (Redis bounds
+        the keys one call looks through).
+        """
 
     async def move_timeline(self, limit: int = 2000) -> int:
         """Move timeline records from a staging area to their long-term place; how many moved."""

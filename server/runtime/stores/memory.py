@@ -6,6 +6,7 @@ import time
 from collections import deque
 from typing import Any, AsyncIterator, Callable
 
+from server.runtime.stores.memory_listing import MemoryListing
 from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Claim, DialogStore, Loaded, LockLost, Next, Sample, Write,
 )
@@ -13,7 +14,7 @@ from server.runtime.stores.base import (
 Key = tuple[str, str]
 
 
-class MemoryStore(DialogStore):
+class MemoryStore(MemoryListing, DialogStore):
     """Dicts with expiry times; every method runs without awaiting, so each is atomic."""
 
     name = "memory"

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.runtime.keys import Keys, member, split_member
 from server.runtime.ratelimit import interval_ms
 from server.runtime.stores import timeline_rows
+from server.runtime.stores.redis_listing import RedisListing
 from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Ack, Claim, DialogStore, Loaded, LockLost, Next,
     Sample, StoreUnavailable, Write,
@@ -64,7 +65,7 @@ def _head_prefix(item_id: str) -> bytes:
     return b'{"id":' + _encode(item_id)
 
 
-class RedisStore(DialogStore):
+class RedisStore(RedisListing, DialogStore):
     """Dialogs under `<prefix>:v1:{bot:user}:*`; timers, outbox queue and actions in shared sorted sets."""
 
     name = "redis"

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.runtime.stores import timeline_rows
 from server.runtime.models import ActionRow, DedupeRow, DialogRow, OutboxQueueRow, OutboxRow, TimelineRow
+from server.runtime.stores.sql_listing import SqlListing
 from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, Claim, DialogStore, Loaded, LockLost,
     Next, Sample, StoreUnavailable, Write,
@@ -52,7 +53,7 @@ def _mark(user: str, dedupe: str) -> str:
     return f"{user}:{dedupe}"
 
 
-class SqlStore(DialogStore):
+class SqlStore(SqlListing, DialogStore):
     """Dialogs in `runtime_*` tables; one transaction per turn on PostgreSQL, held from begin to commit."""
 
     name = "sql"

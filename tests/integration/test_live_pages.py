@@ -1,0 +1,70 @@
+"""The live-dialog and publish-preview pages refuse hostile input with a sentence, never a 500."""
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.api_helpers import create_flow, flow_doc, freeze
+from tests.integration.test_hostile_forms import signed_in
+
+BOT = "pagebot"
+
+
+@pytest.fixture
+async def editor(app_client, admin_headers) -> dict[str, str]:
+    created = await app_client.post("/api/bots", json={"id": BOT, "token": "t"}, headers=admin_headers)
+    assert created.status_code == 201, created.text
+    return await signed_in(app_client, admin_headers)
+
+
+@pytest.mark.parametrize("query, words", [
+    ("version=abc", "Choose a version"), ("version=0", "Choose a version"), ("version=%C2%B2", "Choose a version"),
+    ("user=%07", "user id"), ("user=" + "9" * 400, "user id"),
+])
+async def test_bad_searches_of_the_live_list_say_what_to_do(app_client, editor, query, words) -> None:
+    answer = await app_client.get(f"/bots/{BOT}/dialogs?{query}", headers=editor)
+    assert answer.status_code == 400 and words in answer.text
+
+
+async def test_the_live_list_of_an_idle_bot_says_nothing_runs(app_client, editor) -> None:
+    answer = await app_client.get(f"/bots/{BOT}/dialogs", headers=editor)
+    assert answer.status_code == 200 and "No dialog is running now." in answer.text
+    listed = await app_client.get(f"/bots/{BOT}/dialogs?part=list&user=42", headers=editor)
+    assert listed.status_code == 200 and "No running dialog matches." in listed.text
+    assert "dialogs running now" not in listed.text  # a search redraws the list only, without counting
+    page = await app_client.get(f"/bots/{BOT}/dialogs", headers={"X-CSRFToken": editor["X-CSRFToken"]})
+    assert page.status_code == 200 and "<html" in page.text  # without htmx: a whole page
+    assert (await app_client.get("/bots/nobot/dialogs", headers=editor)).status_code == 404
+
+
+async def test_a_transcript_of_a_user_without_records_says_so(app_client, editor) -> None:
+    answer = await app_client.get(f"/bots/{BOT}/dialogs/123", headers=editor)
+    assert answer.status_code == 200 and "Nothing recorded for this user" in answer.text
+
+
+@pytest.mark.parametrize("entry, status, words", [
+    ("abc", 422, "Choose a point"), ("9" * 50, 422, "Choose a point"), ("²", 422, "Choose a point"),
+    ("3", 422, "No dialog was running"),
+])
+async def test_opening_a_point_that_is_not_there_says_so(app_client, editor, entry, status, words) -> None:
+    answer = await app_client.post(f"/bots/{BOT}/dialogs/123/simulate", data={"entry": entry}, headers=editor)
+    assert answer.status_code == status and words in answer.text
+
+
+@pytest.mark.parametrize("query, words", [
+    ("", "Choose the bot"), (f"bot={BOT}&sessions=drop", "Choose what happens"),
+    ("bot=nobot&version=1", "no longer there"), (f"bot={BOT}&version=77", "no longer there"),
+    (f"bot={BOT}&version=x", "no longer there"),
+])
+async def test_the_publish_preview_fragment_explains_what_it_cannot_show(app_client, admin_headers, editor, query,
+                                                                         words) -> None:
+    await create_flow(app_client, admin_headers, flow_doc("pv"))
+    await freeze(app_client, admin_headers, "pv")
+    answer = await app_client.get(f"/flows/pv/publish/preview?{query}", headers=editor)
+    assert answer.status_code in (200, 400) and words in answer.text
+
+
+async def test_the_publish_preview_fragment_counts_an_idle_bot(app_client, admin_headers, editor) -> None:
+    await create_flow(app_client, admin_headers, flow_doc("pv"))
+    await freeze(app_client, admin_headers, "pv")
+    answer = await app_client.get(f"/flows/pv/publish/preview?bot={BOT}&version=1&sessions=reset", headers=editor)
+    assert answer.status_code == 200 and "0 dialogs are running now." in answer.text

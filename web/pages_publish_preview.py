@@ -1,0 +1,51 @@
+"""The publish form's preview: what publishing the chosen version with the chosen mode does to running dialogs."""
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, get
+from litestar.params import QueryParameter
+from litestar.plugins.htmx import HTMXRequest
+from litestar.response import Template
+
+from server.api.bots import runtime_store
+from server.api.params import DbSession, PathStr
+from server.errors import AppError
+from server.runtime.stores.base import StoreUnavailable
+from server.services import publish_preview, publishing
+from server.services import versions as version_service
+from web.i18n import gettext as _
+from web.pages import fragment
+
+Query = Annotated[str, QueryParameter()]
+
+
+class PublishPreviewController(Controller):
+    path = "/flows/{flow_id:str}/publish/preview"
+    request_class = HTMXRequest
+
+    @get("/", include_in_schema=False)
+    async def preview(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr, bot: Query = "",
+                      version: Query = "", sessions: Query = "keep") -> Template:
+        def say(message: str, status: int = 200) -> Template:
+            return fragment(request, "_partials/publish_preview.html", status=status, preview=None, message=message)
+
+        store = runtime_store(request)
+        if not bot:
+            return say(_("Choose the bot to see what publishing does to its running dialogs."))
+        if sessions not in publish_preview.SESSION_MODES:
+            return say(_("Choose what happens to the dialogs already running."), 400)
+        try:
+            number = version_service.parse_number(version, flow_id) if version else None
+            number = await publishing.resolve_version(db_session, flow_id, number)
+            if store is None:
+                return say(_("The runtime is not running here, so running dialogs cannot be counted."))
+            found = await publish_preview.preview(db_session, store, bot, flow_id, number, sessions)
+        except AppError:  # the form offers only existing bots and versions: one was deleted meanwhile
+            return say(_("That bot or version is no longer there; reload the page."))
+        except StoreUnavailable:
+            return say(_("Running dialogs cannot be counted right now; the publish itself still works."))
+        return fragment(request, "_partials/publish_preview.html", preview=found, message=None)
+
+
+ROUTES = [PublishPreviewController]
