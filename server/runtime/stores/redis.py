@@ -178,6 +178,9 @@ class RedisStore(DialogStore):
     async def erase(self, bot: str, user: str, token: str, loaded: Loaded) -> dict[str, int]:
         """Timeline (stream and database) under the mover's lease, then the user's keys in one script; the
         duplicate marks are digests of user and delivery, not findable by user, and lapse within 37.5 h."""
+        base, k = self.keys.user(bot, user), self.keys
+        if await self._call("GET", base + "l") != token.encode():  # checked again, atomically, by ERASE
+            raise LockLost(f"{bot}/{user}")
         wanted, mover = member(bot, user).encode(), new_token()
         await self._take_mover(mover)
         try:
@@ -188,7 +191,6 @@ class RedisStore(DialogStore):
         finally:
             await self._run(RELEASE, [self.keys.mover], [mover])
         actions = await self._user_actions(bot, user)
-        base, k = self.keys.user(bot, user), self.keys
         found = await self._run(ERASE, [base + "l", base + "d", k.timers, base + "o", k.outq, k.outc],
                                 [token, member(bot, user)])
         if not found:
