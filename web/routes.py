@@ -5,7 +5,9 @@ from litestar import Router, get
 from litestar.response import Redirect
 from litestar.plugins.htmx import HTMXRequest
 
-from web import pages_auth, pages_bots, pages_editor, pages_fallback, pages_flows, pages_language, pages_versions
+from web import (
+    pages_auth, pages_bots, pages_editor, pages_fallback, pages_flows, pages_language, pages_privacy, pages_versions,
+)
 from web.pages import require_login
 
 
@@ -19,6 +21,6 @@ ROUTES: list = [
     *pages_language.ROUTES,
     *pages_fallback.ROUTES,
     Router(path="/", route_handlers=[home, *pages_flows.ROUTES, *pages_editor.ROUTES, *pages_versions.ROUTES,
-                                     *pages_bots.ROUTES],
+                                     *pages_bots.ROUTES, *pages_privacy.ROUTES],
            before_request=require_login, request_class=HTMXRequest, include_in_schema=False),
 ]
