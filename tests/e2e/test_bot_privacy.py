@@ -42,12 +42,12 @@ def test_personal_data_settings_and_erasure(page: Page, app: App, browser, watch
     card = page.locator("#bot-privacy")
     expect(card.get_by_label("Keep transcripts for, days")).to_have_value("30")
     card.get_by_label("Keep transcripts for, days").fill("many")
-    card.get_by_role("button", name="Save").click()
+    card.get_by_role("button", name="Apply privacy settings").click()
     expect(card.locator(".field-error")).to_contain_text("whole number of days")
     card.get_by_label("Keep transcripts for, days").fill("14")
     card.get_by_label("Hide these data keys in transcripts").fill("city, name")
     card.get_by_label("phone number").check()
-    card.get_by_role("button", name="Save").click()
+    card.get_by_role("button", name="Apply privacy settings").click()
     expect(card.locator(".notice.ok")).to_contain_text("kept 14 days")
     bot = app.api("GET", "/api/bots/priv-bot").json()
     assert (bot["retention_days"], bot["mask_keys"], bot["mask_inputs"]) == (14, ["city", "name"], ["phone"])
@@ -76,5 +76,7 @@ def test_personal_data_settings_and_erasure(page: Page, app: App, browser, watch
         expect(section).to_contain_text("city, name, номер телефона")
         expect(section.get_by_role("button")).to_have_count(0)
         keep(viewer, "bot-privacy-viewer")
+        viewer.get_by_role("link", name="English").click()  # the choice is kept per user: other tests read English
+        expect(viewer.locator("#bot-privacy")).to_contain_text("Transcripts are kept 14 days")
     finally:
         other.close()
