@@ -72,6 +72,7 @@ def _mask(rec: dict[str, Any], masking: Masking, flow: Flow | None, answering: s
     entries = rec["e"]
     kind = masking.input_kind(flow, answering)
     if kind is not None:  # the user's answer to a masked input: hidden whole, valid or not
+        rec["m"] = 1  # what the user wrote is not known any more: replays stop before this turn
         typed = (update.text or "").strip()
         entries[0][3] = mask_text(typed, kind) if typed and kind != "contact" else MASK
         if typed:

@@ -99,3 +99,13 @@ def test_without_masking_the_transcript_keeps_what_was_said() -> None:
     records = _turns(Masking(), ["+79161234567"])
     assert records[1]["e"][0][3] == "+79161234567"
     assert records[1]["s"]["data"] == {"phone": "+79161234567"}
+
+
+def test_a_replay_stops_before_a_masked_answer() -> None:
+    from server.services.replay import recorded_dialogs
+
+    masked = _turns(Masking(frozenset({"email"})), ["+79161234567", "ivan@example.com", "Москва"])
+    assert [rec.get("m") for rec in masked] == [None, None, 1, None]
+    assert [turn.update for turn in recorded_dialogs("1", masked).turns] == [
+        {"text": "/start"}, {"text": "+79161234567"}]
+    assert len(recorded_dialogs("1", _turns(Masking(), ["+79161234567"])).turns) == 2
