@@ -22,7 +22,8 @@ MASK = "•••"
 INPUT_TYPES = ("phone", "email", "contact")
 EMAIL = re.compile(r"^([^@\s])[^@\s]*@([^@\s]+)$")
 # Digits with the separators people type into phone numbers; 7-15 digits (E.164 has at most 15).
-PHONE = re.compile(r"^\+?[\d\s()\-‐-―]+$")
+PHONE = re.compile(r"^\+?[0-9\s()\-‐-―]+$")
+DIGIT = re.compile(r"[0-9]")
 
 
 def mask_text(text: str, kind: str | None = None) -> str:
@@ -33,24 +34,32 @@ def mask_text(text: str, kind: str | None = None) -> str:
     email = EMAIL.match(text)
     if email and kind in (None, "email"):
         return f"{email.group(1)}***@{email.group(2)}"
-    digits = sum(ch.isdigit() for ch in text)
-    if PHONE.match(text) and 7 <= digits <= 15 and kind in (None, "phone"):
-        shown, keep = [], 2
-        for ch in reversed(text):
-            if ch.isdigit():
-                shown.append(ch if keep > 0 else "*")
-                keep -= 1
-            else:
-                shown.append(ch)
-        return "".join(reversed(shown))
+    if kind in (None, "phone") and PHONE.match(text) and 7 <= len(DIGIT.findall(text)) <= 15:
+        cut, kept = len(text), 0
+        while kept < 2:  # the last two digits stay; a phone has at least seven
+            cut -= 1
+            kept += text[cut] in "0123456789"
+        return DIGIT.sub("*", text[:cut]) + text[cut:]
     return MASK
 
 
-def mask_value(value: Any) -> Any:
+class Memo(dict):  # type: ignore[type-arg]
+    """`mask_text` answers within one record: a turn shows the same value in several places."""
+
+    def text(self, value: str) -> str:
+        found = self.get(value)
+        if found is None:
+            found = self[value] = mask_text(value)
+        return found
+
+
+def mask_value(value: Any, memo: Memo | None = None) -> Any:
     """A data value masked: strings by `mask_text`, anything else (objects, numbers) as `•••`."""
     if value is None:
         return None
-    return mask_text(value) if isinstance(value, str) else MASK
+    if not isinstance(value, str):
+        return MASK
+    return memo.text(value) if memo is not None else mask_text(value)
 
 
 def leaves(value: Any, nested: bool = False) -> Iterable[str]:
@@ -106,34 +115,36 @@ class Masking:
             return state.input.type
         return None
 
-    def data(self, data: dict[str, Any] | None, keys: frozenset[str]) -> dict[str, Any] | None:
+    def data(self, data: dict[str, Any] | None, keys: frozenset[str],
+             memo: Memo | None = None) -> dict[str, Any] | None:
         """A dialog's data with the values of `keys` masked."""
         if not data or not keys & data.keys():
             return data
-        return {k: mask_value(v) if k in keys else v for k, v in data.items()}
+        return {k: mask_value(v, memo) if k in keys else v for k, v in data.items()}
 
 
 def replacer(secrets: Iterable[tuple[str, str]]) -> Any:
     """A function masking every occurrence of the given (value, shown as) pairs in a text, longest first."""
     pairs = sorted({(raw, shown) for raw, shown in secrets if raw and raw != shown}, key=lambda p: -len(p[0]))
-    if not pairs:
-        return lambda text: text
-    pattern = re.compile("|".join(re.escape(raw) for raw, _ in pairs))
-    table = dict(pairs)
 
     def replace(text: Any) -> Any:
         if not isinstance(text, str) or not text:
             return text
-        return pattern.sub(lambda m: table[m.group(0)], text)
+        for raw, shown in pairs:  # a few values per dialog: plain scans beat compiling a pattern per turn
+            if raw in text:
+                text = text.replace(raw, shown)
+        return text
 
     return replace
 
 
-def secrets_of(data: dict[str, Any] | None, keys: frozenset[str]) -> list[tuple[str, str]]:
+def secrets_of(data: dict[str, Any] | None, keys: frozenset[str],
+               memo: Memo | None = None) -> list[tuple[str, str]]:
     """(text, masked text) for every way the masked values of `data` can appear in a message."""
     found: list[tuple[str, str]] = []
+    memo = memo if memo is not None else Memo()
     for key in keys & (data or {}).keys():
         value = data[key]  # type: ignore[index]
         for text in leaves(value):
-            found.append((text, mask_text(text) if isinstance(value, str) else MASK))
+            found.append((text, memo.text(text) if isinstance(value, str) else MASK))
     return found

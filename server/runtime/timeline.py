@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from flows.inputs import shown
-from flows.masking import MASK, Masking, mask_text, replacer, secrets_of
+from flows.masking import MASK, Masking, Memo, mask_text, replacer, secrets_of
 from flows.model import Flow
 from flows.session import StepResult, Update
 
@@ -63,12 +63,12 @@ def record(now: float, update: Update, before: str | None, result: StepResult,
 def _mask(rec: dict[str, Any], masking: Masking, flow: Flow | None, answering: str | None, update: Update,
           before_data: dict[str, Any] | None, completed: dict[str, Any] | None) -> None:
     """Mask, in place, the values `masking` hides: in the snapshot, the final data, and every text."""
-    keys = masking.masked_keys(flow)
+    keys, memo = masking.masked_keys(flow), Memo()
     snap = rec["s"]
-    secrets = secrets_of(before_data, keys) + secrets_of(completed, keys)
+    secrets = secrets_of(before_data, keys, memo) + secrets_of(completed, keys, memo)
     if snap is not None:
-        secrets += secrets_of(snap.get("data"), keys)
-        rec["s"] = {**snap, "data": masking.data(snap.get("data"), keys)}
+        secrets += secrets_of(snap.get("data"), keys, memo)
+        rec["s"] = {**snap, "data": masking.data(snap.get("data"), keys, memo)}
     entries = rec["e"]
     kind = masking.input_kind(flow, answering)
     if kind is not None:  # the user's answer to a masked input: hidden whole, valid or not
@@ -80,7 +80,7 @@ def _mask(rec: dict[str, Any], masking: Masking, flow: Flow | None, answering: s
     hide = replacer(secrets)
     for entry in entries[1:] if kind is not None else entries:
         if entry[0] == "completed" and completed is not None:
-            entry[3] = json.dumps(masking.data(completed, keys), ensure_ascii=False, default=str)
+            entry[3] = json.dumps(masking.data(completed, keys, memo), ensure_ascii=False, default=str)
         else:
             entry[3] = hide(entry[3])
 
