@@ -109,3 +109,12 @@ def test_a_replay_stops_before_a_masked_answer() -> None:
     assert [turn.update for turn in recorded_dialogs("1", masked).turns] == [
         {"text": "/start"}, {"text": "+79161234567"}]
     assert len(recorded_dialogs("1", _turns(Masking(), ["+79161234567"])).turns) == 2
+
+
+def test_a_publish_note_masks_the_dialog_it_moved() -> None:
+    flow = load(FLOW, allow=None)
+    moved = {"flow": "reg", "version": 2, "state": "ask_city", "data": {"phone": "+79161234567", "city": "Тверь"},
+             "history": []}
+    rec = timeline.note(5.0, "migrated", "ask_city", "moved", moved, Masking(inputs=frozenset({"phone"})), flow)
+    assert rec["s"]["data"] == {"phone": "+*********67", "city": "Тверь"}
+    assert moved["data"]["phone"] == "+79161234567", "the dialog itself keeps the value"
