@@ -439,3 +439,22 @@ async def test_retention_deletes_each_bots_old_records_only(store: DialogStore, 
     assert await store.forget_timelines({bot: 0.0}, await _written_at(store) + 60) >= 1
     assert await store.timeline(other, "1") == [] and await leftovers(store, other, "1") == []
     assert len(await store.timeline(bot, "1")) == 1
+
+
+async def test_redis_erasure_waits_for_a_timeline_move_in_progress(store: DialogStore, bot: str) -> None:
+    """A move holds records it read; erasing meanwhile would let it write them back to the database."""
+    from tests.integration.privacy_support import leftovers
+
+    if not isinstance(store, RedisStore):
+        pytest.skip("only Redis stages timelines on their way to the database")
+    await _fill(store, bot, "9", 2)
+    await store.client.call("SET", store.keys.mover, "a-move", "PX", 5000)  # a replica is moving now
+    token = new_token()
+    loaded = await begin_waiting(store, bot, "9", token)
+    erasing = asyncio.create_task(store.erase(bot, "9", token, loaded))
+    done, _ = await asyncio.wait({erasing}, timeout=0.3)
+    assert not done, "erasure must wait until the move is over"
+    await store.client.call("DEL", store.keys.mover)
+    assert (await asyncio.wait_for(erasing, 5))["timeline"] == 2
+    assert await leftovers(store, bot, "9") == []
+    assert await store.client.call("GET", store.keys.mover) is None, "erasure gives the lease back"
