@@ -9,17 +9,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from server.api.flows import actor
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role
-from server.errors import AppError, BadRequest
+from server.errors import BadRequest
 from server.runtime.dispatch import Dispatcher
-from server.runtime.inspect import USER_PATH
+from server.runtime.inspect import USER_PATH, Unavailable
 from server.runtime.stores.base import StoreUnavailable
 from server.services import audit, privacy
 from server.services.bots import get_row
-
-
-class Unavailable(AppError):
-    def __init__(self, message: str) -> None:
-        super().__init__(503, "unavailable", message)
 
 
 async def erase_user(session: AsyncSession, dispatcher: Dispatcher, bot_id: str, user_id: str,
