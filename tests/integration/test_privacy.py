@@ -160,3 +160,27 @@ async def test_retention_deletes_old_transcripts_and_keeps_the_dialogs(harness: 
     assert len(await harness.runtime.store.timeline(other, "801")) == 1
     assert (await harness.api("GET", f"/api/bots/{BOT}/users/801/session")).json()["state"] == "ask_email"
     assert await later.pass_once() == 0
+
+
+async def test_erasure_while_redis_is_unreachable_is_a_503_and_a_retry_finishes_it(
+        sqlite_url: str, fake_max: FakeMax, redis_prefix: str, monkeypatch) -> None:  # noqa: F811
+    from tests.integration.runtime_support import TcpProxy
+
+    monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
+    proxy = TcpProxy()
+    await proxy.start()
+    try:
+        async with running(sqlite_url, fake_max.url, proxy.url) as h:
+            await h.bot(BOT)
+            await h.publish(BOT, FLOW)
+            await talk(h, 901, PHONE)
+            await proxy.stop()
+            refused = await h.api("DELETE", f"/api/bots/{BOT}/users/901")
+            assert refused.status_code == 503 and "retry" in refused.json()["message"]
+            audit = (await h.api("GET", "/api/audit")).json()
+            assert "bot.user_erase" not in [e["action"] for e in audit], "nothing is recorded as erased"
+            await proxy.start()
+            assert (await h.api("DELETE", f"/api/bots/{BOT}/users/901")).status_code == 204
+            assert await leftovers(h.runtime.store, BOT, "901") == []
+    finally:
+        await proxy.stop()
