@@ -63,6 +63,11 @@ def test_personal_data_settings_and_erasure(page: Page, app: App, browser, watch
     keep(page, "bot-privacy-erased")
     assert app.api("GET", "/api/bots/priv-bot/users/4242/session").status_code == 404
     assert app.api("GET", "/api/bots/priv-bot/users/4242/timeline").json() == []
+    page.get_by_role("link", name="Русский").click()
+    expect(page.locator("#bot-privacy")).to_contain_text("Хранить расшифровки, дней")
+    keep(page, "bot-privacy-ru")
+    page.get_by_role("link", name="English").click()  # the choice is kept per user: other tests read English
+    expect(page.locator("#bot-privacy")).to_contain_text("Keep transcripts for, days")
     audit = app.api("GET", "/api/audit").json()
     assert [e["action"] for e in audit[:2]] == ["bot.user_erase", "bot.update"]
 
