@@ -17,7 +17,8 @@ from server.services import publish_preview, publishing
 
 OPTIONAL_STR = (str, type(None))
 BOT_FIELDS = {"id": (str, True), "title": (OPTIONAL_STR, False), "token": (OPTIONAL_STR, False),
-              "webhook_secret": (OPTIONAL_STR, False), "require_tests": (bool, False)}
+              "webhook_secret": (OPTIONAL_STR, False), "require_tests": (bool, False),
+              "retention_days": (int, False), "mask_keys": (list, False), "mask_inputs": (list, False)}
 CHANGE_FIELDS = {**BOT_FIELDS, "id": (str, False)}
 PUBLISH_FIELDS = {"flow": (str, True), "version": ((int, type(None)), False), "sessions": (OPTIONAL_STR, False)}
 

@@ -71,6 +71,10 @@ class BotRow(Base):
     version: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # A publish to this bot needs the flow's saved tests to pass on the version (migration 0004).
     require_tests: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Personal data (migration 0009): days transcripts are kept, and what they never show (JSON lists).
+    retention_days: Mapped[int] = mapped_column(Integer, default=30, server_default=text("30"))
+    mask_keys: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")
+    mask_inputs: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from flows.load import load
+from flows.masking import Masking
 from flows.model import Flow
 
 log = logging.getLogger("botflow.runtime.catalog")
@@ -29,6 +30,7 @@ class BotInfo:
     secret: str | None
     flow_id: str | None
     version: int | None
+    masking: Masking = Masking()  # data keys and input types kept out of transcripts
 
 
 BotLoader = Callable[[str], Awaitable[BotInfo | None]]
@@ -127,6 +129,11 @@ class Catalog:
             self._bots.pop(bot_id, None)
 
 
+def masking_of(keys: str | None, inputs: str | None) -> Masking:
+    """A bot's masking settings from its columns (JSON lists of data keys and input types)."""
+    return Masking(frozenset(json.loads(keys or "[]")), frozenset(json.loads(inputs or "[]")))
+
+
 def db_loaders(sessionmaker: Any) -> tuple[BotLoader, DocumentLoader]:
     """Loaders reading the core tables (bots, flow_versions) of the app's database."""
     from sqlalchemy import select
@@ -138,7 +145,8 @@ def db_loaders(sessionmaker: Any) -> tuple[BotLoader, DocumentLoader]:
             row = await session.get(BotRow, bot_id)
             if row is None:
                 return None
-            return BotInfo(row.id, row.token, row.webhook_secret, row.flow_id, row.version)
+            return BotInfo(row.id, row.token, row.webhook_secret, row.flow_id, row.version,
+                           masking_of(row.mask_keys, row.mask_inputs))
 
     async def load_document(flow_id: str, version: int) -> dict[str, Any] | None:
         async with sessionmaker() as session:

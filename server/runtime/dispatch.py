@@ -175,6 +175,17 @@ class Dispatcher:
         turn.closed = True
         turn.queued = bool(write.outbox)
 
+    async def erase(self, bot_id: str, user: str) -> dict[str, int]:
+        """Forget one user's dialog data under their lock, so a turn in flight cannot write it back."""
+        async with self.opened(bot_id, user) as turn:
+            try:
+                erased = await self.store.erase(bot_id, user, turn.token, turn.loaded)
+            except StoreUnavailable:
+                self._store_errors.inc()
+                raise
+            turn.closed = True
+        return erased
+
     async def keep_locks(self) -> None:
         """Renew the locks of turns running longer than RENEW_AFTER, forever (a background loop)."""
         await repeat("lock renewal", self._renew_once, RENEW_AFTER / 2, log)
@@ -276,7 +287,8 @@ class Dispatcher:
         write.outbox = reply_items(result, turn.user, chat, callback_id, now)
         if not (update.kind == "tick" and result.outcome == "ignored"):
             before = session.state if session is not None else None
-            write.timeline = timeline.record(now, update, before, result, after)
+            write.timeline = timeline.record(now, update, before, result, after, masking=bot.masking, flow=flow,
+                                             before_data=session.data if session is not None else None)
         await self.commit(turn, write)
         return result
 

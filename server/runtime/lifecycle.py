@@ -19,6 +19,7 @@ from server.runtime.max_client import SEND_TIMEOUT, MaxClient
 from server.runtime.notifier import Notifier
 from server.runtime.outbox import ACTION_TIMEOUT, MaxSender, Outbox
 from server.runtime.ratelimit import RateLimiter, SharedRateLimiter
+from server.runtime.retention import RETENTION_EVERY, Retention
 from server.runtime.stores.base import DialogStore, StoreUnavailable
 from server.runtime.timers import Timers
 from server.runtime.transport import LeanClient
@@ -64,13 +65,15 @@ class Runtime:
                              allow=Allow.parse(settings.action_allow))
         self.dispatcher = Dispatcher(self.store, self.catalog, self.outbox)
         self.timers = Timers(self.dispatcher)
+        self.retention = Retention(self.store, db.sessionmaker)
         self.notifier = Notifier(settings.redis_url, Keys(prefix).channel, self.catalog) if settings.redis_url else None
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
         self._tasks = [asyncio.create_task(loop) for loop in (
             self.timers.run(), self.timers.hold(), self.outbox.run(), self.outbox.hold(), self.dispatcher.keep_locks(),
-            repeat("timeline", self._move_timeline, TIMELINE_EVERY, log))]
+            repeat("timeline", self._move_timeline, TIMELINE_EVERY, log),
+            repeat("retention", self.retention.pass_once, RETENTION_EVERY, log))]
         if self.notifier is not None:
             await self.notifier.start()
 

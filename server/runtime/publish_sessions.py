@@ -6,6 +6,7 @@ import logging
 import math
 from typing import Any
 
+from flows.masking import Masking
 from flows.model import Flow
 from flows.session import Session
 from server.runtime import timeline
@@ -44,7 +45,8 @@ async def _one(dispatcher: Dispatcher, bot_id: str, user: str, target: Flow, mod
             return False
         now = dispatcher.clock()
         label = f"{target.id} v{target.version}"
-        write = _migrated(stored, target, now) if mode == "migrate" else None
+        bot = await dispatcher.catalog.bot(bot_id)
+        write = _migrated(stored, target, now, bot.masking if bot else None) if mode == "migrate" else None
         if write is None:
             why = "reset" if mode == "reset" else f"its state {stored.get('state')!r} does not exist in {label}"
             write = Write(None, timeline=timeline.note(
@@ -53,7 +55,7 @@ async def _one(dispatcher: Dispatcher, bot_id: str, user: str, target: Flow, mod
         return True
 
 
-def _migrated(stored: dict[str, Any], target: Flow, now: float) -> Write | None:
+def _migrated(stored: dict[str, Any], target: Flow, now: float, masking: Masking | None = None) -> Write | None:
     """The dialog moved to `target` with its data, or None when its state does not exist there."""
     if not target.has_state(str(stored.get("state"))):
         return None
@@ -66,4 +68,4 @@ def _migrated(stored: dict[str, Any], target: Flow, now: float) -> Write | None:
     ttl = max(1, math.ceil(min(session.updated_at + target.settings.session_ttl - now, MAX_KEY_TTL)))
     moved["due"] = due(target, session)
     return Write(moved, ttl=ttl, timer_due=moved["due"],
-                 timeline=timeline.note(now, "migrated", session.state, text, moved))
+                 timeline=timeline.note(now, "migrated", session.state, text, moved, masking, target))

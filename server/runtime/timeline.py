@@ -5,6 +5,9 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
+from flows.inputs import shown
+from flows.masking import MASK, Masking, Memo, mask_text, replacer, secrets_of
+from flows.model import Flow
 from flows.session import StepResult, Update
 
 
@@ -32,8 +35,12 @@ def snapshot(session: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def record(now: float, update: Update, before: str | None, result: StepResult,
-           after: dict[str, Any] | None, notes: list[str] | None = None) -> dict[str, Any]:
-    """The timeline record of one turn; entries are [kind, state, transition, text]."""
+           after: dict[str, Any] | None, notes: list[str] | None = None, *, masking: Masking | None = None,
+           flow: Flow | None = None, before_data: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The timeline record of one turn; entries are [kind, state, transition, text].
+
+    With `masking`, the bot's masked values never reach the record (`flows.masking` says how they read).
+    """
     kind = "timer" if update.kind == "tick" else update.kind
     state = after["state"] if after is not None else None
     if state is None and result.completed is not None:
@@ -46,12 +53,46 @@ def record(now: float, update: Update, before: str | None, result: StepResult,
         entries.append(["completed", result.completed.state, None,
                         json.dumps(result.completed.data, ensure_ascii=False, default=str)])
     entries.extend(["send_failed", state, None, note] for note in notes or ())
-    return {"t": now, "e": entries, "s": snapshot(after)}
+    rec = {"t": now, "e": entries, "s": snapshot(after)}
+    if masking:
+        completed = result.completed.data if result.completed is not None else None
+        _mask(rec, masking, flow, before if update.kind == "message" else None, update, before_data, completed)
+    return rec
 
 
-def note(now: float, kind: str, state: str | None, text: str, after: dict[str, Any] | None) -> dict[str, Any]:
+def _mask(rec: dict[str, Any], masking: Masking, flow: Flow | None, answering: str | None, update: Update,
+          before_data: dict[str, Any] | None, completed: dict[str, Any] | None) -> None:
+    """Mask, in place, the values `masking` hides: in the snapshot, the final data, and every text."""
+    keys, memo = masking.masked_keys(flow), Memo()
+    snap = rec["s"]
+    secrets = secrets_of(before_data, keys, memo) + secrets_of(completed, keys, memo)
+    if snap is not None:
+        secrets += secrets_of(snap.get("data"), keys, memo)
+        rec["s"] = {**snap, "data": masking.data(snap.get("data"), keys, memo)}
+    entries = rec["e"]
+    kind = masking.input_kind(flow, answering)
+    if kind is not None:  # the user's answer to a masked input: hidden whole, valid or not
+        rec["m"] = 1  # what the user wrote is not known any more: replays stop before this turn
+        typed = (update.text or "").strip()
+        entries[0][3] = mask_text(typed, kind) if typed and kind != "contact" else MASK
+        if typed:
+            secrets += [(typed, entries[0][3]), (shown(update.text, update.attachments), entries[0][3])]
+    hide = replacer(secrets)
+    for entry in entries[1:] if kind is not None else entries:
+        if entry[0] == "completed" and completed is not None:
+            entry[3] = json.dumps(masking.data(completed, keys, memo), ensure_ascii=False, default=str)
+        else:
+            entry[3] = hide(entry[3])
+
+
+def note(now: float, kind: str, state: str | None, text: str, after: dict[str, Any] | None,
+         masking: Masking | None = None, flow: Flow | None = None) -> dict[str, Any]:
     """A record that is not an update (a publish dropped or migrated the dialog)."""
-    return {"t": now, "e": [[kind, state, None, text]], "s": snapshot(after)}
+    rec = {"t": now, "e": [[kind, state, None, text]], "s": snapshot(after)}
+    if masking and rec["s"] is not None:
+        keys = masking.masked_keys(flow)
+        rec["s"]["data"] = masking.data(rec["s"].get("data"), keys)
+    return rec
 
 
 def iso(ts: float) -> str:

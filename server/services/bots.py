@@ -13,7 +13,7 @@ from server.db.models import BotRow, PublicationRow, utcnow
 from server.errors import Conflict, NotFound, Unprocessable
 from server.runtime.max_client import MaxClient
 from server.runtime.webhook import HANDLED
-from server.services import audit
+from server.services import audit, privacy
 from server.services.common import is_slug, iso
 
 log = logging.getLogger("botflow.bots")
@@ -41,6 +41,7 @@ def check_fields(values: dict[str, Any]) -> None:
                         "message": "5-256 characters of A-Z, a-z, 0-9, _ and - (the MAX secret format)"})
     if "require_tests" in values and not isinstance(values["require_tests"], bool):
         details.append({"path": "require_tests", "message": "true or false"})
+    privacy.check(values, details)
     if details:
         problems = "; ".join(f"{d['path']}: {d['message']}" for d in details)
         raise Unprocessable(f"The bot settings are not valid: {problems}.", details=details)
@@ -52,7 +53,7 @@ def public(row: BotRow, published_at: Any = None, public_url: str | None = None)
         "id": row.id, "title": row.title,
         "token_set": bool(row.token), "webhook_secret_set": bool(row.webhook_secret),
         "flow": row.flow_id, "version": row.version, "published_at": iso(published_at),
-        "require_tests": bool(row.require_tests),
+        "require_tests": bool(row.require_tests), **privacy.public(row),
         "webhook_url": f"{public_url}/webhooks/max/{row.id}" if public_url else None,
         "created_at": iso(row.created_at), "updated_at": iso(row.updated_at),
     }
@@ -91,10 +92,12 @@ async def create_bot(session: AsyncSession, values: dict[str, Any], actor: str |
     now = utcnow()
     row = BotRow(id=bot_id, title=values.get("title") or bot_id, token=values.get("token"),
                  webhook_secret=values.get("webhook_secret"), require_tests=bool(values.get("require_tests")),
-                 created_at=now, updated_at=now)
+                 created_at=now, updated_at=now, retention_days=privacy.RETENTION_DEFAULT, mask_keys="[]",
+                 mask_inputs="[]")
+    privacy.apply(row, values)
     session.add(row)
     audit.record(session, actor, "bot.create", f"bot:{bot_id}", token_set=bool(row.token),
-                 webhook_secret_set=bool(row.webhook_secret))
+                 webhook_secret_set=bool(row.webhook_secret), **privacy.public(row))
     try:
         await session.commit()
     except IntegrityError:
@@ -104,7 +107,8 @@ async def create_bot(session: AsyncSession, values: dict[str, Any], actor: str |
 
 
 async def update_bot(session: AsyncSession, bot_id: str, values: dict[str, Any], actor: str | None) -> BotRow:
-    """Change title, token, webhook secret or require_tests (fields absent stay as they are; null clears a secret)."""
+    """Change title, token, webhook secret, require_tests or the privacy fields (fields absent stay as they
+    are; null clears a secret)."""
     check_fields(values)
     row = await get_row(session, bot_id)
     changed = []
@@ -115,8 +119,11 @@ async def update_bot(session: AsyncSession, bot_id: str, values: dict[str, Any],
                 value = value or bot_id
             setattr(row, name, value)
             changed.append(name)
+    # Retention and masking changes name their old and new values: who widened what a transcript keeps.
+    personal = privacy.apply(row, values)
+    changed += [name for name in privacy.FIELDS if name in values]
     row.updated_at = utcnow()
-    audit.record(session, actor, "bot.update", f"bot:{bot_id}", fields=changed)
+    audit.record(session, actor, "bot.update", f"bot:{bot_id}", fields=changed, **personal)
     await session.commit()
     return row
 

@@ -71,6 +71,8 @@ def recorded_dialogs(user: str, records: list[dict[str, Any]], since: float | No
             continue
         if (since is not None and rec["t"] < since) or (until is not None and rec["t"] > until):
             continue
+        if rec.get("m"):
+            break  # the user's answer was masked (bot settings): the dialog is replayed up to it
         kind, before, _, text = entries[0]
         update = _update(kind, text)
         if update is None:

@@ -48,6 +48,7 @@ CASES: list[Case] = [
         "POST", "/api/bots/shop/users/42/events", {"json": {"name": "payment", "payload": {}}})),
     ("read dialog", "viewer", (404,), lambda r, c: ("GET", "/api/bots/shop/users/42/session", {})),
     ("read timeline", "viewer", (200, 404), lambda r, c: ("GET", "/api/bots/shop/users/42/timeline", {})),
+    ("erase a user's data", "admin", (204,), lambda r, c: ("DELETE", "/api/bots/shop/users/42", {})),
 ]
 
 

@@ -400,3 +400,114 @@ async def test_moved_timeline_records_keep_each_users_newest_and_are_stored_once
         await engine.dispose()
     assert kept == [f"0-{n}" for n in range(5, TIMELINE_CAP + 5)]
     assert other == [("1-0", "{}")]
+
+
+async def _fill(store: DialogStore, bot: str, user: str, n: int) -> None:
+    """A user with everything a store keeps: dialog, timer, marks, timeline (moved and not), sends, an action."""
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    for k in range(n):
+        await save(store, bot, user, Write(
+            dialog("ask", phone="+79161234567"), dedupe=f"m:{user}:{k}", timeline={"t": now, "e": [["message", None, None, f"hi {k}"]], "s": None},
+            timer_due=now + 60, outbox=[{"id": f"{user}-{k}", "op": "send", "chat_id": 1, "text": "x"}],
+            actions=[{"id": f"a-{bot}-{user}-{k}", "bot": bot, "user": user, "url": "http://x", "data": {}}]))
+        if k == 0:
+            await store.move_timeline()  # on Redis: the first record in the database, the later ones in the stream
+
+
+async def test_erasure_leaves_nothing_of_the_user_and_keeps_the_others(store: DialogStore, bot: str) -> None:
+    from tests.integration.privacy_support import leftovers
+
+    await _fill(store, bot, "1", 3)
+    await _fill(store, bot, "2", 2)
+    assert await leftovers(store, bot, "1"), "the helper must see what a filled user leaves"
+    token = new_token()
+    loaded = await begin_waiting(store, bot, "1", token)
+    erased = await store.erase(bot, "1", token, loaded)
+    assert erased["dialog"] == 1 and erased["timeline"] == 3 and erased["outbox"] == 3 and erased["actions"] == 3
+    assert erased["timer"] == 1
+    assert await leftovers(store, bot, "1") == []
+    assert await store.session(bot, "1") is None and await store.timeline(bot, "1") == []
+    assert await store.outbox_head(bot, "1") is None
+    # The other user keeps everything; the erased one's lock is free again.
+    assert (await store.session(bot, "2"))["data"] == {"phone": "+79161234567"}
+    assert len(await store.timeline(bot, "2")) == 2 and await store.outbox_head(bot, "2") is not None
+    again = await begin_waiting(store, bot, "1", second := new_token())
+    assert again.status == OK and again.session is None
+    await store.release(bot, "1", second, again)
+
+
+async def test_erasure_needs_the_users_lock(store: DialogStore, bot: str) -> None:
+    if store.kind == "postgres":  # type: ignore[attr-defined]
+        pytest.skip("PostgreSQL's lock is the turn's own transaction: its holder cannot lose it to a token")
+    await _fill(store, bot, "5", 1)
+    token = new_token()
+    loaded = await store.begin(bot, "5", token)
+    if isinstance(store, RedisStore):  # Redis keeps time by its own clock: another holder took the lock over
+        await store.release(bot, "5", token, loaded)
+        loaded = await begin_waiting(store, bot, "5", holder := new_token())
+    else:
+        store.test_clock.now += LOCK_MS / 1000 + 1  # type: ignore[attr-defined]
+    with pytest.raises(LockLost):
+        await store.erase(bot, "5", token, loaded)
+    assert (await store.session(bot, "5"))["state"] == "ask", "a lost lock erases nothing of the dialog"
+    if isinstance(store, RedisStore):
+        await store.release(bot, "5", holder, loaded)
+
+
+async def _written_at(store: DialogStore) -> float:
+    """The time the store stamps on the next timeline record (Redis: its own clock, in the stream id)."""
+    if isinstance(store, RedisStore):
+        seconds, micros = await store.client.call("TIME")
+        return int(seconds) + int(micros) / 1e6
+    return store.test_clock.now  # type: ignore[attr-defined]
+
+
+async def _later(store: DialogStore, after: float) -> None:
+    """Let the store's clock pass `after` by a few milliseconds."""
+    store.test_clock.now = max(store.test_clock.now, after) + 10  # type: ignore[attr-defined]
+    while isinstance(store, RedisStore) and await _written_at(store) < after + 0.003:
+        await asyncio.sleep(0.002)
+
+
+async def test_retention_deletes_each_bots_old_records_only(store: DialogStore, bot: str) -> None:
+    from tests.integration.privacy_support import leftovers
+
+    other = bot + "o"
+    record = {"t": store.test_clock.now, "e": [["message", None, None, "old"]], "s": None}  # type: ignore[attr-defined]
+    await save(store, bot, "1", Write(None, timeline=record))
+    await save(store, other, "1", Write(None, timeline=record))
+    await store.move_timeline()
+    await save(store, bot, "2", Write(None, timeline=record))  # on Redis: still in the stream
+    cut = await _written_at(store) + 0.001
+    await _later(store, cut)
+    fresh = {"t": store.test_clock.now, "e": [["message", None, None, "new"]], "s": None}  # type: ignore[attr-defined]
+    await save(store, bot, "1", Write(None, timeline=fresh))
+    # The bot keeps records from `cut` on; the other bot is listed with a cutoff that keeps everything.
+    assert await store.forget_timelines({bot: cut, other: 0.0}, 0.0) == 2
+    assert [r["e"][0][3] for r in await store.timeline(bot, "1")] == ["new"]
+    assert await store.timeline(bot, "2") == []
+    assert [r["e"][0][3] for r in await store.timeline(other, "1")] == ["old"]
+    assert await store.forget_timelines({bot: cut, other: 0.0}, 0.0) == 0, "a second pass finds nothing"
+    # A bot not listed falls under the default cutoff (on the shared PostgreSQL, earlier tests' bots too).
+    assert await store.forget_timelines({bot: 0.0}, await _written_at(store) + 60) >= 1
+    assert await store.timeline(other, "1") == [] and await leftovers(store, other, "1") == []
+    assert len(await store.timeline(bot, "1")) == 1
+
+
+async def test_redis_erasure_waits_for_a_timeline_move_in_progress(store: DialogStore, bot: str) -> None:
+    """A move holds records it read; erasing meanwhile would let it write them back to the database."""
+    from tests.integration.privacy_support import leftovers
+
+    if not isinstance(store, RedisStore):
+        pytest.skip("only Redis stages timelines on their way to the database")
+    await _fill(store, bot, "9", 2)
+    await store.client.call("SET", store.keys.mover, "a-move", "PX", 5000)  # a replica is moving now
+    token = new_token()
+    loaded = await begin_waiting(store, bot, "9", token)
+    erasing = asyncio.create_task(store.erase(bot, "9", token, loaded))
+    done, _ = await asyncio.wait({erasing}, timeout=0.3)
+    assert not done, "erasure must wait until the move is over"
+    await store.client.call("DEL", store.keys.mover)
+    assert (await asyncio.wait_for(erasing, 5))["timeline"] == 2
+    assert await leftovers(store, bot, "9") == []
+    assert await store.client.call("GET", store.keys.mover) is None, "erasure gives the lease back"

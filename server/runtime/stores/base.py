@@ -17,7 +17,8 @@ DEDUPE_TTL = 90_000
 # (`renew`), and a crashed holder's users wait at most this long.
 LOCK_MS = 5_000
 TIMELINE_CAP = 200
-TIMELINE_TTL = 7 * 86_400
+# The outer bound on any timeline record's age; each bot's retention (`forget_timelines`) is shorter.
+TIMELINE_TTL = 3650 * 86_400
 
 _tokens = itertools.count(1)
 _process = os.urandom(6).hex()
@@ -216,6 +217,16 @@ class DialogStore(ABC):
         A page holds at most `search.limit` dialogs and may hold fewer while `next` is set (Redis bounds
         the keys one call looks through).
         """
+
+    @abstractmethod
+    async def erase(self, bot: str, user: str, token: str, loaded: Loaded) -> dict[str, int]:
+        """Forget the user (lock held by `token`): dialog, timer, timeline, queued sends, webhook actions and
+        duplicate marks kept by user; releases the lock. How many of each went; LockLost if not held."""
+
+    @abstractmethod
+    async def forget_timelines(self, cutoffs: dict[str, float], default: float) -> int:
+        """Delete timeline records older than their bot's cutoff (unix seconds; `default` for bots not
+        listed); how many went. Safe to run on every replica at once."""
 
     async def move_timeline(self, limit: int = 2000) -> int:
         """Move timeline records from a staging area to their long-term place; how many moved."""

@@ -94,6 +94,36 @@ class MemoryStore(MemoryListing, DialogStore):
         if self._owner(key) == token:
             del self._locks[key]
 
+    async def erase(self, bot: str, user: str, token: str, loaded: Loaded) -> dict[str, int]:
+        key = (bot, user)
+        if self._owner(key) != token:
+            raise LockLost(f"{bot}/{user}")
+        marks = [m for m in self._dedupe if m[:2] == key]
+        actions = [i for i, (a, _) in self._actions.items() if (a.get("bot"), a.get("user")) == key]
+        for mark in marks:
+            del self._dedupe[mark]
+        for item_id in actions:
+            del self._actions[item_id]
+        erased = {"dialog": int(self._dialogs.pop(key, None) is not None),
+                  "timeline": len(self._timelines.pop(key, ())), "outbox": len(self._outbox.pop(key, ())),
+                  "timer": int(self._timers.pop(key, None) is not None), "marks": len(marks), "actions": len(actions)}
+        self._outq.pop(key, None)
+        self._owners.pop(key, None)
+        del self._locks[key]
+        return erased
+
+    async def forget_timelines(self, cutoffs: dict[str, float], default: float) -> int:
+        gone = 0
+        for key, line in list(self._timelines.items()):
+            cutoff = cutoffs.get(key[0], default)
+            kept = [rec for rec in line if rec["t"] >= cutoff]
+            gone += len(line) - len(kept)
+            if not kept:
+                del self._timelines[key]
+            elif len(kept) < len(line):
+                self._timelines[key] = deque(kept, maxlen=TIMELINE_CAP)
+        return gone
+
     async def session(self, bot: str, user: str) -> dict[str, Any] | None:
         return copy.deepcopy(self._dialog((bot, user)))
 

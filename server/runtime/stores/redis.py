@@ -1,6 +1,7 @@
 """Production store: one Lua call to lock and load, one to save (replies included) and unlock."""
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from typing import Any, AsyncIterator, Callable
@@ -15,10 +16,10 @@ from server.runtime.stores import timeline_rows
 from server.runtime.stores.redis_listing import RedisListing
 from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Ack, Claim, DialogStore, Loaded, LockLost, Next,
-    Sample, StoreUnavailable, Write,
+    Sample, StoreUnavailable, Write, new_token,
 )
 from server.runtime.stores.redis_scripts import (
-    ACTION_LATER, BEGIN, CLAIM, COMMIT, OUTBOX_ACKS, OUTBOX_CLAIM, OUTBOX_DONE, OUTBOX_HOLD, OUTBOX_LATER,
+    ACTION_LATER, BEGIN, CLAIM, COMMIT, ERASE, OUTBOX_ACKS, OUTBOX_CLAIM, OUTBOX_DONE, OUTBOX_HOLD, OUTBOX_LATER,
     OUTBOX_SAMPLE, RELEASE, RENEW, TIMERS_DUE,
 )
 from server.runtime.stores.resp import RedisError, RespClient, Script
@@ -145,6 +146,89 @@ class RedisStore(RedisListing, DialogStore):
 
     async def release(self, bot: str, user: str, token: str, loaded: Loaded) -> None:
         await self._run(RELEASE, [self.keys.user(bot, user) + "l"], [token])
+
+    async def _db(self, work: Callable[[Any], Any]) -> Any:
+        """Run `work(conn)` in a transaction of the timeline database (none: 0)."""
+        if self.timeline_db is None:
+            return 0
+        try:
+            async with self.timeline_db.begin() as conn:
+                return await work(conn)
+        except (DBAPIError, OSError, TimeoutError) as exc:
+            raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
+
+    async def _stream(self, end: str = "+") -> AsyncIterator[tuple[bytes, list[bytes]]]:
+        """Every timeline stream entry up to `end`, oldest first, read in chunks."""
+        start = "-"
+        while True:
+            found = await self._call("XRANGE", self.keys.timeline, start, end, "COUNT", STREAM_READ)
+            for entry in found:
+                yield entry
+            if len(found) < STREAM_READ:
+                return
+            start = "(" + found[-1][0].decode()
+
+    async def _take_mover(self, owner: str) -> None:
+        """Hold the timeline mover's lease, so no move puts back records being deleted (a lapsed one frees it)."""
+        deadline = time.monotonic() + 2 * LOCK_MS / 1000
+        while not await self._call("SET", self.keys.mover, owner, "NX", "PX", LOCK_MS):
+            if time.monotonic() > deadline:
+                raise StoreUnavailable("the timeline mover's lease stayed taken")
+            await asyncio.sleep(0.02)
+
+    async def erase(self, bot: str, user: str, token: str, loaded: Loaded) -> dict[str, int]:
+        """Timeline (stream and database) under the mover's lease, then the user's keys in one script; the
+        duplicate marks are digests of user and delivery, not findable by user, and lapse within 37.5 h."""
+        base, k = self.keys.user(bot, user), self.keys
+        if await self._call("GET", base + "l") != token.encode():  # checked again, atomically, by ERASE
+            raise LockLost(f"{bot}/{user}")
+        wanted, mover = member(bot, user).encode(), new_token()
+        await self._take_mover(mover)
+        try:
+            ids = [sid async for sid, fields in self._stream() if fields[1] == wanted]
+            for start in range(0, len(ids), 1000):
+                await self._call("XDEL", self.keys.timeline, *ids[start:start + 1000])
+            moved = await self._db(lambda conn: timeline_rows.erase(conn, bot, user))
+        finally:
+            await self._run(RELEASE, [self.keys.mover], [mover])
+        actions = await self._user_actions(bot, user)
+        found = await self._run(ERASE, [base + "l", base + "d", k.timers, base + "o", k.outq, k.outc],
+                                [token, member(bot, user)])
+        if not found:
+            raise LockLost(f"{bot}/{user}")
+        if actions:
+            await self._call("HDEL", k.acts, *actions)
+            await self._call("ZREM", k.actq, *actions)
+        return {"dialog": int(found[0]), "timeline": len(ids) + moved, "outbox": int(found[2]),
+                "timer": int(found[1]), "marks": 0, "actions": len(actions)}
+
+    async def _user_actions(self, bot: str, user: str) -> list[bytes]:
+        """Ids of the user's webhook actions still waiting for delivery."""
+        found, cursor = [], b"0"
+        while True:
+            cursor, pairs = await self._call("HSCAN", self.keys.acts, cursor, "COUNT", 500)
+            for i in range(0, len(pairs), 2):
+                item = _decode(pairs[i + 1])
+                if (item.get("bot"), item.get("user")) == (bot, user):
+                    found.append(pairs[i])
+            if cursor in (b"0", 0):
+                return found
+
+    async def forget_timelines(self, cutoffs: dict[str, float], default: float) -> int:
+        """The stream trimmed by time (XTRIM MINID at the oldest cutoff, then each bot's older entries
+        deleted), then the database rows."""
+        ms = {bot: int(cut * 1000) for bot, cut in cutoffs.items()}
+        fallback = int(default * 1000)
+        oldest, youngest = min([fallback, *ms.values()]), max([fallback, *ms.values()])
+        gone = int(await self._call("XTRIM", self.keys.timeline, "MINID", oldest))
+        late = []
+        async for sid, fields in self._stream(str(youngest - 1)):
+            bot = split_member(fields[1].decode())[0]
+            if int(sid.partition(b"-")[0]) < ms.get(bot, fallback):
+                late.append(sid)
+        for start in range(0, len(late), 1000):
+            gone += int(await self._call("XDEL", self.keys.timeline, *late[start:start + 1000]))
+        return gone + await self._db(lambda conn: timeline_rows.forget(conn, cutoffs, default))
 
     async def session(self, bot: str, user: str) -> dict[str, Any] | None:
         raw = await self._call("GET", self.keys.user(bot, user) + "d")

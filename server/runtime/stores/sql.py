@@ -53,6 +53,12 @@ def _mark(user: str, dedupe: str) -> str:
     return f"{user}:{dedupe}"
 
 
+def _of(item: str, bot: str, user: str) -> bool:
+    """Whether a stored webhook action belongs to this user's dialog."""
+    found = _decode(item)
+    return (found.get("bot"), found.get("user")) == (bot, user)
+
+
 class SqlStore(SqlListing, DialogStore):
     """Dialogs in `runtime_*` tables; one transaction per turn on PostgreSQL, held from begin to commit."""
 
@@ -202,6 +208,57 @@ class SqlStore(SqlListing, DialogStore):
                 await conn.rollback()
             finally:
                 await conn.close()
+
+    async def _erase(self, conn: AsyncConnection, bot: str, user: str) -> dict[str, int]:
+        """Delete the user's rows in the caller's transaction; how many of each went."""
+        def gone(result: Any) -> int:
+            return result.rowcount or 0
+
+        timer = await conn.scalar(select(func.count()).select_from(D).where(
+            self._where(D, bot, user) & D.c.due.is_not(None)))
+        mark = _mark(user, "")
+        actions = [row.id for row in await conn.execute(select(A.c.id, A.c.item)) if _of(row.item, bot, user)]
+        # The queue row before its items: senders lock it first too (outbox_done), so the two never deadlock.
+        await conn.execute(delete(Q).where(self._where(Q, bot, user)))
+        erased = {
+            "dialog": gone(await conn.execute(delete(D).where(self._where(D, bot, user) & D.c.session.is_not(None)))),
+            "timeline": await timeline_rows.erase(conn, bot, user),
+            "outbox": gone(await conn.execute(delete(O).where(self._where(O, bot, user)))),
+            "timer": int(timer or 0),
+            # Marks are "<user>:<redelivery key>": compared by prefix, so no LIKE wildcard can widen it.
+            "marks": gone(await conn.execute(delete(U).where(
+                (U.c.bot_id == bot) & (func.substr(U.c.key, 1, len(mark)) == mark)))),
+            "actions": gone(await conn.execute(delete(A).where(A.c.id.in_(actions)))) if actions else 0,
+        }
+        await conn.execute(delete(D).where(self._where(D, bot, user)))  # the placeholder row a lock made
+        return erased
+
+    async def erase(self, bot: str, user: str, token: str, loaded: Loaded) -> dict[str, int]:
+        try:
+            if not self.postgres:
+                held = self._locks.get((bot, user))
+                if held is None or held[0] != token or held[1] <= self.clock():
+                    raise LockLost(f"{bot}/{user}")
+                try:
+                    async with self._claiming, self.engine.begin() as conn:
+                        return await self._erase(conn, bot, user)
+                finally:
+                    self._locks.pop((bot, user), None)
+            conn: AsyncConnection = loaded.handle
+            loaded.handle = None  # the turn ends here either way: nothing is left for `release`
+            try:
+                erased = await self._erase(conn, bot, user)
+                await conn.commit()
+                return erased
+            finally:
+                await conn.close()
+        except (OperationalError, DBAPIError, OSError) as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    @_guarded
+    async def forget_timelines(self, cutoffs: dict[str, float], default: float) -> int:
+        async with self.engine.begin() as conn:
+            return await timeline_rows.forget(conn, cutoffs, default)
 
     @_guarded
     async def session(self, bot: str, user: str) -> dict[str, Any] | None:

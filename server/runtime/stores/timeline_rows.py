@@ -50,6 +50,22 @@ async def users(conn: AsyncConnection, bot: str, limit: int) -> list[str]:
     return [row.user_id for row in rows]
 
 
+async def erase(conn: AsyncConnection, bot: str, user: str) -> int:
+    """Delete every record of one user; how many went."""
+    return (await conn.execute(delete(T).where((T.c.bot_id == bot) & (T.c.user_id == user)))).rowcount or 0
+
+
+async def forget(conn: AsyncConnection, cutoffs: dict[str, float], default: float) -> int:
+    """Delete records older than their bot's cutoff (`default` for the bots not listed); how many went."""
+    gone = 0
+    for bot, cutoff in cutoffs.items():
+        gone += (await conn.execute(delete(T).where((T.c.bot_id == bot) & (T.c.at < cutoff)))).rowcount or 0
+    others = T.c.at < default
+    if cutoffs:
+        others &= T.c.bot_id.not_in(list(cutoffs))
+    return gone + ((await conn.execute(delete(T).where(others))).rowcount or 0)
+
+
 async def sweep(conn: AsyncConnection, now: float) -> None:
     """Forget records older than TIMELINE_TTL."""
     await conn.execute(delete(T).where(T.c.at < now - TIMELINE_TTL))
