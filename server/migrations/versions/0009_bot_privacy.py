@@ -1,7 +1,7 @@
 """Personal data per bot: how long transcripts are kept, and which data keys and input types they mask.
 
 Revision ID: 0009_bot_privacy
-Revises: 0006_outbox_claims
+Revises: 0008_publication_preview
 Create Date: 2026-12-01
 """
 from __future__ import annotations
