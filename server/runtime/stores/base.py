@@ -7,6 +7,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
+from server.runtime.funnel_counts import Counts
+
 OK, BUSY, DUPLICATE = 0, 1, 2
 
 # Duplicate deliveries are recognised for at least a day (MAX retries for up to 8 hours).
@@ -57,6 +59,8 @@ class Write:
     outbox: list[dict[str, Any]] = field(default_factory=list)
     outbox_lease: float = 5.0  # how long the committer's claim on the user's outbox lasts unrenewed
     actions: list[dict[str, Any]] = field(default_factory=list)
+    # The turn's funnel counter increments; None counts nothing (and keeps no expiry record).
+    counts: Counts | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,12 +207,20 @@ class DialogStore(ABC):
     async def sample(self, dialogs: bool = True) -> Sample:
         """Gauges for /metrics; `dialogs=False` skips the per-version count (a scan on Redis)."""
 
+    @abstractmethod
+    async def funnel(self, bot: str, flow: str, version: str, hours: range) -> dict[str, int]:
+        """The bot's funnel counter fields for one flow version, summed over the hour numbers `hours`."""
+
+    async def roll_up(self) -> int:
+        """Copy counters kept in a fast store to the database; how many counter groups were copied."""
+        return 0
+
     async def move_timeline(self, limit: int = 2000) -> int:
         """Move timeline records from a staging area to their long-term place; how many moved."""
         return 0
 
     async def sweep(self, now: float) -> None:
-        """Forget expired rows where the storage has no expiry of its own."""
+        """Count dialogs past their session_ttl as expired (once), forget expired rows."""
 
     async def ping(self) -> None:
         """Raise StoreUnavailable when the storage does not answer."""
