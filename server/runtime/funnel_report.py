@@ -46,7 +46,8 @@ def report(flow: Flow | None, version: int, fields: dict[str, int]) -> dict[str,
             state(tr["source"])["left"][tr["id"]] = tr["fired"]
     for sid, buckets in durations.items():
         state(sid)["median_seconds"] = median_seconds(buckets)
-    return {"version": version, "states": list(states.values()), "transitions": list(transitions.values())}
+    return {"version": version, "start": flow.start if flow is not None else None,
+            "states": list(states.values()), "transitions": list(transitions.values())}
 
 
 CSV_HEADER = ["version", "kind", "id", "source", "target", "entered", "fired", "left", "cancel", "expired",
