@@ -10,6 +10,7 @@ import pytest
 
 from server.db.engine import make_engine
 from server.runtime.stores import BUSY, DUPLICATE, OK, DialogStore, LockLost, Write, new_token
+from server.runtime.funnel_counts import Counts, group
 from server.runtime.stores.base import LOCK_MS
 from server.runtime.stores.memory import MemoryStore
 from server.runtime.stores.redis import RedisStore
@@ -347,3 +348,54 @@ async def test_moved_timeline_records_keep_each_users_newest_and_are_stored_once
         await engine.dispose()
     assert kept == [f"0-{n}" for n in range(5, TIMELINE_CAP + 5)]
     assert other == [("1-0", "{}")]
+
+
+# ---- funnel counters: kept in the turn's commit, expiry counted once ----
+
+def counted(now: float, *fields: str) -> Counts:
+    return Counts([(group("f", 1, now), f) for f in fields])
+
+
+async def expire(store: DialogStore) -> float:
+    """Let a ttl=1 dialog run out (Redis by its own clock); the time to sweep at."""
+    if store.kind.startswith("redis"):  # type: ignore[attr-defined]
+        await asyncio.sleep(1.3)
+    store.test_clock.now += 1.5  # type: ignore[attr-defined]
+    return store.test_clock.now  # type: ignore[attr-defined]
+
+
+def hours(now: float) -> range:
+    return range(int(now // 3600) - 1, int(now // 3600) + 2)
+
+
+async def test_counters_are_saved_with_the_turn_and_read_by_hour(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    await save(store, bot, "20", Write(dialog("ask"), counts=counted(now, "e:ask")))
+    await save(store, bot, "21", Write(dialog("ask"), counts=counted(now, "e:ask")))
+    await save(store, bot, "20", Write(dialog("done"), counts=counted(now, "f:go", "e:done", "d:ask:3")))
+    await save(store, bot, "22", Write(dialog("ask")))  # counting off: nothing counted
+    await save(store, bot, "23", Write(dialog("ask"), counts=Counts([(group("f", 1, now - 7200), "e:ask")])))
+    this_hour = range(int(now // 3600), int(now // 3600) + 1)
+    assert await store.funnel(bot, "f", "1", this_hour) == {"e:ask": 2, "f:go": 1, "e:done": 1, "d:ask:3": 1}
+    assert (await store.funnel(bot, "f", "1", range(int(now // 3600) - 2, int(now // 3600) + 1)))["e:ask"] == 3
+    assert await store.funnel(bot, "f", "2", this_hour) == {}
+    assert await store.funnel("other" + bot, "f", "1", this_hour) == {}
+    await store.roll_up()  # Redis: copied to the database; a reader sees the same
+    await store.roll_up()
+    assert await store.funnel(bot, "f", "1", this_hour) == {"e:ask": 2, "f:go": 1, "e:done": 1, "d:ask:3": 1}
+
+
+async def test_an_expired_dialog_is_counted_once_by_the_sweep_or_its_next_turn(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    for user in ("30", "31", "32", "33"):
+        await save(store, bot, user, Write(dialog("ask"), ttl=1, counts=counted(now, "e:ask")))
+    await save(store, bot, "33", Write(None, counts=counted(now, "c:ask")))  # cancelled: never expires
+    later = await expire(store)
+    # 30: its next turn finds it gone and counts it; two sweeps at once count 31 and 32, each once
+    await save(store, bot, "30", Write(dialog("ask"), ttl=600, counts=Counts([(group("f", 1, later), "e:ask")], True)))
+    await asyncio.gather(store.sweep(later), store.sweep(later))
+    # 31 comes back after the sweep counted it: not counted again
+    await save(store, bot, "31", Write(dialog("ask"), ttl=600, counts=Counts([(group("f", 1, later), "e:ask")], True)))
+    await store.sweep(later)
+    found = await store.funnel(bot, "f", "1", hours(later))
+    assert found == {"e:ask": 6, "c:ask": 1, "x:ask": 3}

@@ -335,8 +335,8 @@ class RedisStore(DialogStore):
         for key in (raw.decode() for raw in keys):
             if key.startswith(wanted):
                 flat = await self._call("HGETALL", key)
-                found.append((key[len(self.keys.counters):],
-                              {flat[i].decode(): int(flat[i + 1]) for i in range(0, len(flat), 2)}))
+                pairs = flat.items() if isinstance(flat, dict) else zip(flat[::2], flat[1::2])  # redis-py: a dict
+                found.append((key[len(self.keys.counters):], {f.decode(): int(v) for f, v in pairs}))
         return found
 
     async def funnel(self, bot: str, flow: str, version: str, hours: range) -> dict[str, int]:
