@@ -75,7 +75,7 @@ def test_median_is_read_from_the_bucket_holding_the_middle_dialog() -> None:
 
 def test_a_report_names_every_state_and_who_left_how() -> None:
     fields = {"e:ask_name": 5, "f:name_ok": 3, "c:ask_name": 1, "x:ask_name": 1, "e:gone_state": 2,
-              "d:ask_name:0": 2, "d:ask_name:5": 2}
+              "d:ask_name:0": 3, "d:ask_name:5": 2}
     rep = report(flow(), 3, fields)
     states = {s["id"]: s for s in rep["states"]}
     assert states["ask_name"]["entered"] == 5 and states["ask_name"]["left"] == {"name_ok": 3}
