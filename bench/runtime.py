@@ -75,6 +75,31 @@ def row(result: dict[str, Any]) -> str:
             f"{'yes' if result.get('ok') else 'NO'} |")
 
 
+def funnel_cost(args: argparse.Namespace) -> int:
+    """Updates/s with the funnel counters on and off (BOTFLOW_FUNNEL), interleaved so drift hits both alike."""
+    import statistics
+
+    runs: dict[str, list[dict[str, Any]]] = {"on": [], "off": []}
+    for n in range(args.funnel_cost):
+        for mode in (("on", "off") if n % 2 == 0 else ("off", "on")):
+            os.environ["BOTFLOW_FUNNEL"] = mode
+            runs[mode].append(run_botflow(args))
+    os.environ.pop("BOTFLOW_FUNNEL", None)
+    print(f"\nregistration-5 in process, U={args.users}, C={args.concurrency}, {args.funnel_cost} rounds\n")
+    print("| funnel counters | updates/s (median) | runs | p99 ms (median) | Redis cmds/update | ok |")
+    print("|---|---:|---|---:|---:|:-:|")
+    medians = {}
+    for mode, results in runs.items():
+        rates = [r["updates_per_s"] for r in results]
+        medians[mode] = statistics.median(rates)
+        print(f"| {mode} | {medians[mode]:.0f} | {', '.join(f'{x:.0f}' for x in rates)} | "
+              f"{statistics.median(r['p99_ms'] for r in results):.1f} | {results[0]['redis_cmds_per_update']:.2f} | "
+              f"{'yes' if all(r.get('ok') for r in results) else 'NO'} |")
+    print(f"counting costs {100 * (1 - medians['on'] / medians['off']):.1f}% of updates/s")
+    print(json.dumps(runs, ensure_ascii=False), file=sys.stderr)
+    return 0 if all(r.get("ok") for rs in runs.values() for r in rs) else 2
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--users", type=int, default=2000)
@@ -84,7 +109,11 @@ def main() -> int:
     ap.add_argument("--http", action="store_true", help="also run the webhook-over-HTTP mode")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds in --http mode")
     ap.add_argument("--profile", action="store_true", help="cProfile the runtime run (slower)")
+    ap.add_argument("--funnel-cost", type=int, default=0, metavar="ROUNDS",
+                    help="only compare funnel counting on and off, in ROUNDS interleaved pairs of runs")
     args = ap.parse_args()
+    if args.funnel_cost:
+        return funnel_cost(args)
 
     selftest = run_botflow(args, selftest=True)
     print(f"selftest (branch scripts of workload.py): {selftest['selftest']}", flush=True)

@@ -132,8 +132,10 @@ class RedisStore(DialogStore):
         ]
         args.extend(_encode(_id_first(item)) for item in write.outbox)
         if counts is not None:
-            args += ["1" if counts.prior_gone else "",
-                     ledger_info(write.session) if write.session is not None else "", repr(now + write.ttl),
+            info = ledger_info(write.session) if write.session is not None else ""
+            if info and not counts.prior_gone and loaded.session is not None and ledger_info(loaded.session) == info:
+                info = "="  # same flow version and state as stored: only its expiry time moves
+            args += ["1" if counts.prior_gone else "", info, repr(now + write.ttl),
                      int(now // HOUR), k.counters + bot + "|", KEEP_SECONDS]
             for pair in counts.pairs:
                 args += pair

@@ -49,7 +49,7 @@ return 0
 # ARGV: token, dialog ('' drops it), ttl, mark ('' none), mark set ttl, member, timer due ('' none),
 #       timeline record ('' none), stream max length, c funnel pairs ('' counts nothing), claim end, now,
 #       n outbox, had timer, rate interval ms ('' keeps no rate), outbox items..., then when counting:
-#       prior gone ('1'), expiry info ('' drops it), expiry time, hour, the bot's counter key prefix,
+#       prior gone ('1'), expiry info ('' drops it, '=' keeps it as it is), expiry time, hour, the bot's counter key prefix,
 #       counter key ttl, c (group, field) pairs; then action (id, json) pairs.
 # Returns 0 when the lock was lost, 1 when saved, {2, ms to the first send's rate slot or -1} when
 # saved and the caller now holds the outbox claim.
@@ -85,10 +85,14 @@ if ARGV[10] ~= '' then
     redis.call('HDEL', KEYS[13], ARGV[6])
   else
     redis.call('ZADD', KEYS[12], ARGV[at + 2], ARGV[6])
-    redis.call('HSET', KEYS[13], ARGV[6], ARGV[at + 1])
+    if ARGV[at + 1] ~= '=' then redis.call('HSET', KEYS[13], ARGV[6], ARGV[at + 1]) end
   end
+  local last = nil
   for i = at + 6, at + 5 + 2 * c, 2 do
-    bump(ARGV[at + 4] .. ARGV[i], ARGV[i + 1], ARGV[at + 3], KEYS[14], ARGV[at + 5])
+    local key = ARGV[at + 4] .. ARGV[i]
+    if key == last then redis.call('HINCRBY', key, ARGV[i + 1], 1)
+    else bump(key, ARGV[i + 1], ARGV[at + 3], KEYS[14], ARGV[at + 5]) end
+    last = key
   end
 end
 for i = first_action, #ARGV, 2 do
