@@ -9,7 +9,7 @@ class Keys:
     """Builds every key the runtime uses under one prefix (tests pass a unique prefix)."""
 
     __slots__ = ("base", "timers", "outq", "outc", "actq", "acts", "rate", "timeline", "mover", "channel",
-                 "expiry", "expiry_info", "counters", "counter_index")
+                 "expiry", "expiry_info", "counters", "counter_index", "roller")
 
     def __init__(self, prefix: str = "botflow") -> None:
         self.base = f"{prefix}:{FORMAT_VERSION}:"
@@ -26,6 +26,7 @@ class Keys:
         self.expiry_info = self.base + "fxi"  # hash: member -> "flow|version<TAB>state" of that dialog
         self.counters = self.base + "fn:"  # + bot|flow|version|hour: hash, funnel counter fields
         self.counter_index = self.base + "fnk"  # zset: counter key -> its hour (what the rollup copies)
+        self.roller = self.base + "fnr"  # string, PX: the replica copying counters to the database now
 
     def user(self, bot: str, user: str) -> str:
         """The common part of one dialog's keys; the braces keep them in one cluster slot."""

@@ -329,9 +329,9 @@ class RedisStore(DialogStore):
             except (DBAPIError, OSError, TimeoutError) as exc:
                 raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
 
-    async def _counter_groups(self, bot: str | None = None) -> list[tuple[str, dict[str, int]]]:
-        """Counter keys still in Redis (of one bot, or all) with their fields."""
-        keys = await self._call("ZRANGE", self.keys.counter_index, 0, -1)
+    async def _counter_groups(self, hours: range, bot: str | None = None) -> list[tuple[str, dict[str, int]]]:
+        """Counter keys of the hours still in Redis (of one bot, or all) with their fields."""
+        keys = await self._call("ZRANGEBYSCORE", self.keys.counter_index, hours.start, hours.stop - 1)
         wanted = self.keys.counters + (f"{bot}|" if bot is not None else "")
         found = []
         for key in (raw.decode() for raw in keys):
@@ -347,7 +347,7 @@ class RedisStore(DialogStore):
         rolled: dict[tuple[int, str], int] = {}
         if self.timeline_db is not None:
             rolled = await self._db(funnel_rows.read(self.timeline_db, bot, flow, version, hours))
-        for name, fields in await self._counter_groups(bot):
+        for name, fields in await self._counter_groups(hours, bot):
             g_flow, g_version, hour = split_group(name[len(bot) + 1:])
             if (g_flow, g_version) == (flow, str(version)) and hour in hours:
                 for field, value in fields.items():
@@ -357,11 +357,21 @@ class RedisStore(DialogStore):
         return totals
 
     async def roll_up(self) -> int:
-        """Copy every counter group still in Redis to the database (absolute values: copying twice is
-        harmless, and a group Redis lost and began again never lowers the copy); prune the index."""
-        if self.timeline_db is None:
+        """Copy the counter groups of this hour and the last to the database (one replica at a time; absolute
+        values: copying twice is harmless, and a group Redis lost and began again never lowers the copy).
+
+        Counters only grow during their own hour, so a group is copied for good in the hour after it.
+        """
+        hour = int(self.clock() // HOUR)
+        await self._call("ZREMRANGEBYSCORE", self.keys.counter_index, "-inf", f"({hour - KEEP_SECONDS // HOUR}")
+        if self.timeline_db is None or not await self._call("SET", self.keys.roller, "1", "NX", "PX", 10_000):
             return 0
-        groups = await self._counter_groups()
+        try:
+            return await self._copy(await self._counter_groups(range(hour - 1, hour + 2)))
+        finally:
+            await self._call("DEL", self.keys.roller)
+
+    async def _copy(self, groups: list[tuple[str, dict[str, int]]]) -> int:
         rows = []
         for name, fields in groups:
             bot, rest = name.split("|", 1)
@@ -369,8 +379,6 @@ class RedisStore(DialogStore):
             rows += [{"bot_id": bot, "flow_id": flow, "version": version, "hour": hour, "field": f, "value": v}
                      for f, v in fields.items()]
         await self._db(funnel_rows.raise_to(self.timeline_db, rows))
-        oldest = int(self.clock() // HOUR) - KEEP_SECONDS // HOUR
-        await self._call("ZREMRANGEBYSCORE", self.keys.counter_index, "-inf", f"({oldest}")
         return len(groups)
 
     async def _db(self, awaitable: Any) -> Any:
