@@ -44,6 +44,11 @@ def report(flow: Flow | None, version: int, fields: dict[str, int]) -> dict[str,
     for tr in transitions.values():
         if tr["source"] is not None and tr["fired"]:
             state(tr["source"])["left"][tr["id"]] = tr["fired"]
+            if tr["target"] != tr["source"]:  # a self-loop fires without entering anew
+                target = state(tr["target"])
+                target["entered"] += tr["fired"]
+                if target["final"]:
+                    target["ended"]["completed"] += tr["fired"]
     for sid, buckets in durations.items():
         state(sid)["median_seconds"] = median_seconds(buckets)
     return {"version": version, "start": flow.start if flow is not None else None,

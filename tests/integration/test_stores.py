@@ -390,6 +390,8 @@ async def test_an_expired_dialog_is_counted_once_by_the_sweep_or_its_next_turn(s
     for user in ("30", "31", "32", "33"):
         await save(store, bot, user, Write(dialog("ask"), ttl=1, counts=counted(now, "e:ask")))
     await save(store, bot, "33", Write(None, counts=counted(now, "c:ask")))  # cancelled: never expires
+    await save(store, bot, "34", Write(dialog("ask"), ttl=1, counts=counted(now, "e:ask")))
+    await save(store, bot, "34", Write(dialog("ask"), ttl=600, counts=Counts([])))  # active again: lives on
     later = await expire(store)
     # 30: its next turn finds it gone and counts it; two sweeps at once count 31 and 32, each once
     await save(store, bot, "30", Write(dialog("ask"), ttl=600, counts=Counts([(group("f", 1, later), "e:ask")], True)))
@@ -398,4 +400,5 @@ async def test_an_expired_dialog_is_counted_once_by_the_sweep_or_its_next_turn(s
     await save(store, bot, "31", Write(dialog("ask"), ttl=600, counts=Counts([(group("f", 1, later), "e:ask")], True)))
     await store.sweep(later)
     found = await store.funnel(bot, "f", "1", hours(later))
-    assert found == {"e:ask": 6, "c:ask": 1, "x:ask": 3}
+    assert found == {"e:ask": 7, "c:ask": 1, "x:ask": 3}
+    assert await store.session(bot, "34") is not None

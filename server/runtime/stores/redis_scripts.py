@@ -83,9 +83,10 @@ if ARGV[10] ~= '' then
   if ARGV[at + 1] == '' then
     redis.call('ZREM', KEYS[12], ARGV[6])
     redis.call('HDEL', KEYS[13], ARGV[6])
-  else
-    redis.call('ZADD', KEYS[12], ARGV[at + 2], ARGV[6])
-    if ARGV[at + 1] ~= '=' then redis.call('HSET', KEYS[13], ARGV[6], ARGV[at + 1]) end
+  elseif ARGV[at + 1] ~= '=' then
+    -- a new entry gets its expiry time; a known one keeps its older time, which the sweep moves on
+    redis.call('ZADD', KEYS[12], 'NX', ARGV[at + 2], ARGV[6])
+    redis.call('HSET', KEYS[13], ARGV[6], ARGV[at + 1])
   end
   local last = nil
   for i = at + 6, at + 5 + 2 * c, 2 do
@@ -239,18 +240,21 @@ end
 return {users, oldest}
 """)
 
-# Dialogs past their expiry time whose dialog key Redis dropped, counted as expired once (whoever sweeps
-# first removes them). KEYS: expiry zset, expiry info hash, counter index. ARGV: now, hour, counter key
-# prefix (without the bot), counter key ttl, dialog key prefix, limit. Returns how many were counted.
+# Dialogs past the expiry time noted for them: counted as expired once when Redis dropped their key
+# (whoever sweeps first removes them); a dialog still there was active since, and its time moves to
+# when its key now expires. KEYS: expiry zset, expiry info hash, counter index. ARGV: now, hour, counter
+# key prefix (without the bot), counter key ttl, dialog key prefix, limit. Returns how many it looked at.
 FUNNEL_SWEEP = Script(FUNNEL + """
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[6])
-local counted = 0
 for _, m in ipairs(due) do
   local bot, user = string.match(m, '^(.*)|(.*)$')
-  if redis.call('EXISTS', ARGV[5] .. '{' .. bot .. ':' .. user .. '}:d') == 0 then
+  local left = redis.call('PTTL', ARGV[5] .. '{' .. bot .. ':' .. user .. '}:d')
+  if left == -2 then
     count_expired(KEYS[1], KEYS[2], m, ARGV[3] .. bot .. '|', ARGV[2], KEYS[3], ARGV[4])
-    counted = counted + 1
+  else
+    if left < 0 then left = 3600000 end
+    redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + left / 1000 + 1, m)
   end
 end
-return counted
+return #due
 """)
