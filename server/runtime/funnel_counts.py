@@ -67,18 +67,21 @@ def _left(pairs: list[tuple[str, str]], g: str, s: Session, now: float) -> None:
 
 def turn_counts(before: Session | None, expired: bool, result: StepResult, now: float) -> Counts:
     """The increments of one turn from the dialog it found (`before`, live unless `expired`) and its result."""
-    pairs: list[tuple[str, str]] = []
     live = before if before is not None and not expired else None
+    if live is not None and result.transition is not None:  # most turns: one fire, one state left
+        # Entering the target, and completing there when it is final, follow from the fire and the
+        # version's own transitions (funnel_report): one field less to write on most turns.
+        g = f"{live.flow}|{live.version}|{int(now // HOUR)}"
+        after = result.session if result.session is not None else result.completed
+        if after is not None and after.state != live.state:
+            return Counts([(g, "f:" + result.transition),
+                           (g, f"d:{live.state}:{bisect.bisect_left(BUCKETS, now - live.entered_at)}")])
+        return Counts([(g, "f:" + result.transition)])
+    pairs: list[tuple[str, str]] = []
     after = result.session if result.session is not None else result.completed
     if live is not None:
         g = group(live.flow, live.version, now)
-        if result.transition is not None:
-            # Entering the target, and completing there when it is final, follow from the fire and the
-            # version's own transitions (funnel_report): one field less to write on most turns.
-            pairs.append((g, f"f:{result.transition}"))
-            if after is not None and after.state != live.state:
-                _left(pairs, g, live, now)
-        elif result.outcome in ("command:cancel", "command:restart") or (
+        if result.outcome in ("command:cancel", "command:restart") or (
                 result.outcome == "command:back" and after is not None and after.state != live.state):
             _left(pairs, g, live, now)
             pairs.append((g, f"{_ENDED_BY.get(result.outcome, 'b')}:{live.state}"))

@@ -132,10 +132,15 @@ class RedisStore(DialogStore):
         ]
         args.extend(_encode(_id_first(item)) for item in write.outbox)
         if counts is not None:
-            info = ledger_info(write.session) if write.session is not None else ""
-            if info and not counts.prior_gone and loaded.session is not None and ledger_info(loaded.session) == info:
-                info = "="  # same flow version and state as stored: only its expiry time moves
-            args += ["1" if counts.prior_gone else "", info, repr(now + write.ttl),
+            after, stored = write.session, loaded.session
+            if after is None:
+                info = ""
+            elif (not counts.prior_gone and stored is not None and stored.get("state") == after.get("state")
+                  and stored.get("version") == after.get("version") and stored.get("flow") == after.get("flow")):
+                info = "="  # same flow version and state as stored: nothing to note
+            else:
+                info = ledger_info(after)
+            args += ["1" if counts.prior_gone else "", info, int(now) + write.ttl + 1,
                      int(now // HOUR), k.counters + bot + "|", KEEP_SECONDS]
             for pair in counts.pairs:
                 args += pair

@@ -9,8 +9,10 @@ from server.runtime.stores.resp import Script
 # is counted as ended by expiry, in the group of its flow version at `hour`, and forgotten.
 FUNNEL = """
 local function bump(key, field, hour, index, keep)
-  redis.call('HINCRBY', key, field, 1)
-  if redis.call('ZADD', index, 'NX', hour, key) == 1 then redis.call('EXPIRE', key, keep) end
+  -- a field's first count may be the key's first: only then can the key be missing from the index
+  if redis.call('HINCRBY', key, field, 1) == 1 and redis.call('ZADD', index, 'NX', hour, key) == 1 then
+    redis.call('EXPIRE', key, keep)
+  end
 end
 local function count_expired(zset, info, m, prefix, hour, index, keep)
   local found = redis.call('HGET', info, m)
@@ -18,8 +20,8 @@ local function count_expired(zset, info, m, prefix, hour, index, keep)
     local g, state = string.match(found, '^(.*)\t(.*)$')
     bump(prefix .. g .. '|' .. hour, 'x:' .. state, hour, index, keep)
     redis.call('HDEL', info, m)
+    redis.call('ZREM', zset, m)
   end
-  redis.call('ZREM', zset, m)
 end
 """
 
@@ -88,12 +90,8 @@ if ARGV[10] ~= '' then
     redis.call('ZADD', KEYS[12], 'NX', ARGV[at + 2], ARGV[6])
     redis.call('HSET', KEYS[13], ARGV[6], ARGV[at + 1])
   end
-  local last = nil
   for i = at + 6, at + 5 + 2 * c, 2 do
-    local key = ARGV[at + 4] .. ARGV[i]
-    if key == last then redis.call('HINCRBY', key, ARGV[i + 1], 1)
-    else bump(key, ARGV[i + 1], ARGV[at + 3], KEYS[14], ARGV[at + 5]) end
-    last = key
+    bump(ARGV[at + 4] .. ARGV[i], ARGV[i + 1], ARGV[at + 3], KEYS[14], ARGV[at + 5])
   end
 end
 for i = first_action, #ARGV, 2 do
@@ -251,6 +249,7 @@ for _, m in ipairs(due) do
   local left = redis.call('PTTL', ARGV[5] .. '{' .. bot .. ':' .. user .. '}:d')
   if left == -2 then
     count_expired(KEYS[1], KEYS[2], m, ARGV[3] .. bot .. '|', ARGV[2], KEYS[3], ARGV[4])
+    redis.call('ZREM', KEYS[1], m)  -- also when nothing was remembered of it
   else
     if left < 0 then left = 3600000 end
     redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + left / 1000 + 1, m)
