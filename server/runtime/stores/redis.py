@@ -140,7 +140,7 @@ class RedisStore(DialogStore):
                 info = "="  # same flow version and state as stored: nothing to note
             else:
                 info = ledger_info(after)
-            args += ["1" if counts.prior_gone else "", info, int(now) + write.ttl + 1,
+            args += ["1" if counts.prior_gone else "", info, int(now) + write.ttl,
                      int(now // HOUR), k.counters + bot + "|", KEEP_SECONDS]
             for pair in counts.pairs:
                 args += pair
