@@ -2,9 +2,11 @@
 
 A counter group is one bot, flow, version and hour; inside it the fields are
 `e:<state>` entered other than by a transition (a dialog opened or restarted there, or came back to it),
-`f:<transition>` fired, `c:` / `x:` / `r:` / `b:<state>` ended there by cancel, expiry, a restart, or
-left by the back command, and `d:<state>:<bucket>` a dialog left the state after a time in duration
-bucket `bucket`. Entries by a transition and completions at a final state are read from the fires.
+`f:<transition>:<bucket>` fired after the dialog spent a time in duration bucket `bucket` in the
+transition's source (`:s` for a self-loop, which leaves nothing), `c:` / `r:` / `b:<state>:<bucket>`
+ended there by cancel or a restart, or left by the back command, after such a time, and `x:<state>`
+ended there by expiry. Entries by a transition and completions at a final state are read from the fires,
+and a state's times from the fields leaving it: a turn that fires writes one field.
 """
 from __future__ import annotations
 
@@ -58,39 +60,29 @@ class Counts:
     prior_gone: bool = False
 
 
-_ENDED_BY = {"command:cancel": "c", "command:restart": "r"}
-
-
-def _left(pairs: list[tuple[str, str]], g: str, s: Session, now: float) -> None:
-    pairs.append((g, f"d:{s.state}:{bucket(now - s.entered_at)}"))
+_ENDED_BY = {"command:cancel": "c", "command:restart": "r", "command:back": "b"}
 
 
 def turn_counts(before: Session | None, expired: bool, result: StepResult, now: float) -> Counts:
     """The increments of one turn from the dialog it found (`before`, live unless `expired`) and its result."""
     live = before if before is not None and not expired else None
-    if live is not None and result.transition is not None:  # most turns: one fire, one state left
-        # Entering the target, and completing there when it is final, follow from the fire and the
-        # version's own transitions (funnel_report): one field less to write on most turns.
+    if live is not None and result.transition is not None:  # most turns: one fire
         g = f"{live.flow}|{live.version}|{int(now // HOUR)}"
         after = result.session if result.session is not None else result.completed
-        if after is not None and after.state != live.state:
-            return Counts([(g, "f:" + result.transition),
-                           (g, f"d:{live.state}:{bisect.bisect_left(BUCKETS, now - live.entered_at)}")])
-        return Counts([(g, "f:" + result.transition)])
+        stayed = after is not None and after.state == live.state
+        spent = "s" if stayed else bisect.bisect_left(BUCKETS, now - live.entered_at)
+        return Counts([(g, f"f:{result.transition}:{spent}")])
     pairs: list[tuple[str, str]] = []
     after = result.session if result.session is not None else result.completed
-    if live is not None:
+    if live is not None and (result.outcome in ("command:cancel", "command:restart") or (
+            result.outcome == "command:back" and after is not None and after.state != live.state)):
         g = group(live.flow, live.version, now)
-        if result.outcome in ("command:cancel", "command:restart") or (
-                result.outcome == "command:back" and after is not None and after.state != live.state):
-            _left(pairs, g, live, now)
-            pairs.append((g, f"{_ENDED_BY.get(result.outcome, 'b')}:{live.state}"))
-            if result.outcome == "command:back" and after is not None:
-                pairs.append((g, f"e:{after.state}"))
-    opened = result.session is not None and (live is None or result.outcome == "command:restart")
-    if opened:
+        pairs.append((g, f"{_ENDED_BY[result.outcome]}:{live.state}:{bucket(now - live.entered_at)}"))
+        if result.outcome == "command:back" and after is not None:
+            pairs.append((g, f"e:{after.state}"))
+    if result.session is not None and (live is None or result.outcome == "command:restart"):  # opened
         s = result.session
-        pairs.append((group(s.flow, s.version, now), f"e:{s.state}"))  # type: ignore[union-attr]
+        pairs.append((group(s.flow, s.version, now), f"e:{s.state}"))
     return Counts(pairs, prior_gone=before is None or expired)
 
 

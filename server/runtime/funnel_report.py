@@ -29,18 +29,26 @@ def report(flow: Flow | None, version: int, fields: dict[str, int]) -> dict[str,
         transitions[tr.id] = {"id": tr.id, "source": tr.source, "target": tr.target, "fired": 0}
     for st in flow.states if flow is not None else ():
         state(st.id)
+    def spent(sid: str | None, index: str, value: int) -> None:
+        if sid is not None and index.isdigit():  # "s": a self-loop, no time in state ended
+            into = durations.setdefault(sid, {})
+            into[int(index)] = into.get(int(index), 0) + value
+
     for name, value in fields.items():
         kind, _, rest = name.partition(":")
         if kind == "e":
             state(rest)["entered"] += value
+        elif kind == "x":
+            state(rest)["ended"]["expired"] += value
         elif kind == "f":
-            tr = transitions.setdefault(rest, {"id": rest, "source": None, "target": None, "fired": 0})
+            tid, _, index = rest.rpartition(":")
+            tr = transitions.setdefault(tid, {"id": tid, "source": None, "target": None, "fired": 0})
             tr["fired"] += value
-        elif kind in ENDINGS:
-            state(rest)["ended"][ENDINGS[kind]] += value
-        elif kind == "d":
+            spent(tr["source"], index, value)
+        elif kind in ("c", "r", "b"):
             sid, _, index = rest.rpartition(":")
-            durations.setdefault(sid, {})[int(index)] = durations.get(sid, {}).get(int(index), 0) + value
+            state(sid)["ended"][ENDINGS[kind]] += value
+            spent(sid, index, value)
     for tr in transitions.values():
         if tr["source"] is not None and tr["fired"]:
             state(tr["source"])["left"][tr["id"]] = tr["fired"]
