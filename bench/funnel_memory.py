@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from memory import BOT, PREFIX, free_port, message  # noqa: E402
 from server.runtime.catalog import BotInfo, Catalog  # noqa: E402
 from server.runtime.dispatch import Dispatcher  # noqa: E402
+from server.runtime.funnel_counts import BUCKETS  # noqa: E402
 from server.runtime.keys import Keys  # noqa: E402
 from server.runtime.outbox import Outbox  # noqa: E402
 from server.runtime.ratelimit import RateLimiter  # noqa: E402
@@ -68,13 +69,16 @@ async def measure(url: str, users: int, hours: int) -> dict[str, Any]:
         async with gate:
             for text in texts:
                 seq += 1
+                now[0] += step  # the hour's messages spread over it, so times in state vary
                 await dispatcher.handle(BOT, parse_max_update(message(user, seq, text)))
 
     started = time.perf_counter()
+    step = 3000 / (users * (len(COMPLETE) + len(STOPPED)) / 2)
     for hour in range(hours):
         base = 100_000 + hour * users
+        start = now[0]
         await asyncio.gather(*(dialog(base + n, COMPLETE if n % 2 else STOPPED) for n in range(users)))
-        now[0] += 3600
+        now[0] = start + 3600
     await outbox.stop()
     keys = Keys(PREFIX)
     sizes: dict[str, list[int]] = {"counter hashes": [0, 0], "counter index": [0, 0], "expiry record": [0, 0]}
@@ -86,6 +90,13 @@ async def measure(url: str, users: int, hours: int) -> dict[str, Any]:
         sizes[name][0] += 1
         sizes[name][1] += await redis.memory_usage(key, samples=0) or 0
     running = await redis.zcard(keys.expiry)
+    # The most one hour of one flow version can hold: every field its states and transitions allow.
+    every = [f"e:{st['id']}" for st in document["states"]] + [f"x:{st['id']}" for st in document["states"]]
+    every += [f"{k}:{st['id']}:{b}" for st in document["states"] for k in "crb" for b in range(len(BUCKETS) + 1)]
+    every += [f"f:{tr['id']}:{b}" for tr in document["transitions"] for b in [*range(len(BUCKETS) + 1), "s"]]
+    await redis.hset(PREFIX + ":bound", mapping={field: 123 for field in every})
+    bound = await redis.memory_usage(PREFIX + ":bound", samples=0)
+    await redis.delete(PREFIX + ":bound")
     fields = await redis.hlen(next(iter([k async for k in redis.scan_iter(match=keys.counters + "*")])))
     await store.close()
     await redis.aclose()
@@ -95,6 +106,7 @@ async def measure(url: str, users: int, hours: int) -> dict[str, Any]:
             "counter_hashes": sizes["counter hashes"][0], "fields_per_hash": fields,
             "counter_bytes": counters, "counter_bytes_per_hash": round(sizes["counter hashes"][1] / max(1, sizes["counter hashes"][0])),
             "counter_bytes_per_1000_dialog_hours": round(counters / dialog_hours * 1000, 1),
+            "fields_at_most": len(every), "bytes_at_most_per_hash": bound,
             "running_dialogs": running, "expiry_bytes": sizes["expiry record"][1],
             "expiry_bytes_per_running_dialog": round(sizes["expiry record"][1] / max(1, running), 1)}
 
@@ -132,6 +144,8 @@ def main() -> int:
           f"{result['counter_bytes_per_hash']} bytes each")
     print(f"counters (hashes + index): {result['counter_bytes']} bytes = "
           f"{result['counter_bytes_per_1000_dialog_hours']} bytes per 1,000 dialog-hours")
+    print(f"at most (every field this flow allows, {result['fields_at_most']}): "
+          f"{result['bytes_at_most_per_hash']} bytes per flow version and hour")
     print(f"expiry record: {result['expiry_bytes_per_running_dialog']} bytes per running dialog "
           f"({result['running_dialogs']} running)")
     print(json.dumps(result, ensure_ascii=False), file=sys.stderr)
