@@ -20,6 +20,8 @@ from flows.session import Session, StepResult
 # Upper edges (seconds) of the time-in-state buckets; the last bucket is everything longer.
 BUCKETS = (1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 43200, 86400)
 HOUR = 3600
+# How a dialog left a state other than by a transition, as the report names it (`completed` is read from
+# the fires into a final state; `restart` and `back` are beside the three endings the funnel shows).
 ENDINGS = {"c": "cancel", "x": "expired", "k": "completed", "r": "restart", "b": "back"}
 # Redis keeps an hour's counters this long after its last increment; the rollup copies them to SQL
 # every ROLLUP_EVERY seconds meanwhile, so they are in SQL long before Redis forgets them.

@@ -6,9 +6,7 @@ import io
 from typing import Any
 
 from flows.model import Flow
-from server.runtime.funnel_counts import BUCKETS, ENDINGS, median_seconds
-
-ENDED = ("cancel", "expired", "completed")  # the endings the issue names; restart and back are extra
+from server.runtime.funnel_counts import ENDINGS, median_seconds
 
 
 def report(flow: Flow | None, version: int, fields: dict[str, int]) -> dict[str, Any]:
@@ -82,8 +80,3 @@ def to_csv(reports: list[dict[str, Any]]) -> str:
             writer.writerow([rep["version"], "transition", tr["id"], tr["source"] or "", tr["target"] or "", "",
                              tr["fired"], "", "", "", "", "", "", ""])
     return out.getvalue()
-
-
-def bucket_edges() -> list[int]:
-    """The time-in-state bucket edges the medians are read from (documented in the answer)."""
-    return list(BUCKETS)
