@@ -118,6 +118,9 @@ def test_funnel_on_the_graph_and_two_versions_compared(page: Page, app: App) -> 
     assert marks["skip"] == ["diff-added"] and marks["email"] == ["diff-changed"]
     assert marks["label"] == "67% → 100%"
     expect(page.locator('.funnel-badge[data-state="ask_email"]')).to_have_text("v1 6 · 50% → v2 9 · 100% (+50)")
+    page.mouse.move(5, 5)
+    expect(tip).to_be_hidden()  # the pointer left the canvas: no figures linger
+    keep(shoot(page, "funnel-compare-graph"))
     mid = edge_point(page, "phone_ok")
     page.mouse.move(mid["x"], mid["y"])
     expect(tip).to_contain_text("Version 1")
@@ -143,3 +146,13 @@ def test_funnel_panel_in_russian(page: Page, app: App) -> None:
     expect(panel.locator("[data-funnel-status]")).to_contain_text("Подсчитано")
     expect(panel).to_contain_text("Сравнить с")
     keep(shoot(page, "funnel-ru"))
+
+
+def test_a_viewer_sees_the_funnel(context, app: App, watch) -> None:
+    from tests.e2e.conftest import login
+
+    page = login(context, app, "vera", watch)
+    open_editor(page, app.url, FLOW)
+    page.get_by_role("button", name="Funnel").click()
+    expect(page.locator("#funnel [data-funnel-summary]")).to_contain_text("Version 2: 10 started")
+    expect(page.locator(".funnel-badge").first).to_be_visible()

@@ -93,7 +93,11 @@ export class FunnelView {
       button.addEventListener("click", () => { this.setDays(Number(button.dataset.funnelDays)); this.show(); });
     }
     cy.on("mouseover", "node, edge", (e) => this.hover(e));
-    cy.on("mouseout", "node, edge", () => { this.tip.hidden = true; });
+    const hide = () => { this.tip.hidden = true; };
+    cy.on("mouseout", "node, edge", hide);
+    cy.on("viewport", hide);
+    // Leaving the canvas straight onto a panel over it sends Cytoscape no mouseout.
+    cy.container().addEventListener("mouseleave", hide);
   }
 
   get open() { return !this.root.hidden; }
@@ -170,6 +174,7 @@ export class FunnelView {
   async show() {
     if (!this.bot.value) return;
     this.say(t("Counting the dialogs…"), "busy");
+    this.tip.hidden = true;
     const res = await api("GET", this.query());
     if (!res.ok) {
       this.say(res.data?.message || t("The funnel could not be loaded."), "error");
