@@ -33,11 +33,16 @@ def rows_of(bot: str, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
 
 
 async def add(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
-    """Add the rows' values to the counters, inside the caller's transaction."""
+    """Add the rows' values to the counters, inside the caller's transaction.
+
+    Rows are written in key order, so two turns that raise the same counters lock them in the same order
+    and never wait on each other in a circle (PostgreSQL would abort one as a deadlock).
+    """
     if rows:
         stmt = _insert(conn)(F)
         await conn.execute(stmt.on_conflict_do_update(index_elements=KEY,
-                                                      set_={"value": F.c.value + stmt.excluded.value}), rows)
+                                                      set_={"value": F.c.value + stmt.excluded.value}),
+                           sorted(rows, key=lambda row: tuple(row[k] for k in KEY)))
 
 
 async def raise_to(engine: AsyncEngine, rows: list[dict[str, Any]]) -> None:
