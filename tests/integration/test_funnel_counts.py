@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from typing import Any
 
 import pytest
 
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
 from tests.integration.runtime_app import msg, press, registration, running, texts
-from tests.integration.runtime_support import REDIS_URL, delete_prefix, redis_prefix, sqlite_url  # noqa: F401
+from tests.integration.runtime_support import (  # noqa: F401 (fixtures)
+    REDIS_URL, delete_prefix, pg_url, redis_prefix, sqlite_url,
+)
 
 BOT = "funnelbot"
 TTL = 3
@@ -34,8 +37,8 @@ async def rolled_up(h: Any) -> bool:
     return await h.runtime.store.roll_up() >= 1
 
 
-async def funnel(h: Any, version: int, **query: Any) -> dict[str, Any]:
-    answer = await h.api("GET", f"/api/bots/{BOT}/funnel", params={"version": version, **query})
+async def funnel(h: Any, version: int, bot: str = BOT, **query: Any) -> dict[str, Any]:
+    answer = await h.api("GET", f"/api/bots/{bot}/funnel", params={"version": version, **query})
     assert answer.status_code == 200, answer.text
     return answer.json()
 
@@ -202,3 +205,27 @@ async def test_bad_parameters_get_a_sentence(query: dict[str, str], words: str, 
         nobot = await h.api("GET", "/api/bots/nobody/funnel")
     assert answer.status_code == 400 and words in answer.json()["message"], answer.text
     assert missing.status_code == 404 and nobot.status_code == 404
+
+
+async def test_two_replicas_on_one_postgresql_count_each_dialog_once(pg_url: str, fake_max: FakeMax) -> None:  # noqa: F811
+    bot = "pgfunnel" + uuid.uuid4().hex[:6]
+    doc = {**short_flow(), "id": "pgreg" + uuid.uuid4().hex[:6]}  # the database is shared by the session
+    async with running(pg_url, fake_max.url, None) as a, running(pg_url, fake_max.url, None) as b:
+        replicas = [a, b]
+        await a.bot(bot)
+        version = await a.publish(bot, doc)
+        await b.runtime.bot_changed(bot)
+        users = list(range(600, 620))
+        await asyncio.gather(*(replicas[u % 2].deliver(bot, msg(u, "hi")) for u in users))
+        await asyncio.gather(*(replicas[(u + 1) % 2].deliver(bot, msg(u, "Иван")) for u in users if u % 2))
+        await asyncio.sleep(TTL + 0.5)
+        await asyncio.gather(*(r.runtime.store.sweep(time.time()) for r in replicas),
+                             *(replicas[u % 2].deliver(bot, msg(u, "hi")) for u in users if u % 3 == 0))
+        await asyncio.gather(*(r.runtime.store.sweep(time.time()) for r in replicas))
+        reports = [await funnel(r, version, bot) for r in replicas]
+    odd = len([u for u in users if u % 2])
+    back = len([u for u in users if u % 3 == 0])
+    expected = {"entered ask_name": len(users) + back, "entered ask_phone": odd, "fired name_ok": odd,
+                "left ask_name by name_ok": odd, "expired ask_name": len(users) - odd, "expired ask_phone": odd}
+    for report in reports:
+        assert figures(report) == expected
