@@ -27,8 +27,9 @@ class Badges {
     this.layer.append(this.plane);
     wrap.append(this.layer);
     this.texts = new Map();
+    this.shown = new Map();  // state id -> its badge
     cy.on("viewport resize", () => this.follow());
-    cy.on("position", "node", () => this.place());
+    cy.on("position", "node", (e) => this.move(e.target));
   }
 
   follow() {
@@ -45,22 +46,32 @@ class Badges {
   place() {
     if (this.layer.hidden) return;
     this.plane.replaceChildren();
+    this.shown.clear();
     this.cy.nodes().forEach((node) => {
       const text = this.texts.get(node.data("sid"));
       if (!text) return;
       const badge = el("div", "funnel-badge", text);
       badge.dataset.state = node.data("sid");
-      const p = node.position();
-      badge.style.left = `${p.x}px`;
-      badge.style.top = `${p.y + node.height() / 2 + 4}px`;
+      this.shown.set(node.data("sid"), badge);
       this.plane.append(badge);
+      this.move(node);
     });
     this.follow();
+  }
+
+  /** Keep one state's badge under it (a drag moves one state at a time). */
+  move(node) {
+    const badge = this.shown.get(node.data("sid"));
+    if (!badge) return;
+    const p = node.position();
+    badge.style.left = `${p.x}px`;
+    badge.style.top = `${p.y + node.height() / 2 + 4}px`;
   }
 
   hide() {
     this.layer.hidden = true;
     this.plane.replaceChildren();
+    this.shown.clear();
   }
 }
 
