@@ -83,10 +83,11 @@ def test_funnel_on_the_graph_and_two_versions_compared(page: Page, app: App) -> 
     expect(summary).to_contain_text("Version 2: 10 started, 8 completed (80%), 0 cancelled, 0 expired.")
     badge = page.locator('.funnel-badge[data-state="ask_name"]')
     expect(badge).to_have_text("10 in · 90% on")
-    # heat by entries, edge width by fires
+    # heat by the share that stopped (ask_name: 1 of 10; ask_phone: none), edge width by fires
     heat = page.evaluate("""() => {
         const cy = window.botflowEditor.cy;
-        return {name: cy.getElementById('s:ask_name').hasClass('fn-heat-4'),
+        return {name: cy.getElementById('s:ask_name').hasClass('fn-heat-1')
+                      && !cy.getElementById('s:ask_phone').is('.fn-heat-1, .fn-heat-2, .fn-heat-3, .fn-heat-4'),
                 wide: cy.getElementById('t:name_ok').data('fnW'), thin: cy.getElementById('t:pdn_no').data('fnW'),
                 skip: cy.getElementById('t:skip_email').data('fnL')};
     }""")

@@ -1,4 +1,5 @@
-// The funnel painted on the editor's graph: edge width by fires, state heat by entries, a figure badge under
+// The funnel painted on the editor's graph: edge width by fires, state heat by the share that stopped there
+// (entered against went on and ended), a figure badge under
 // each state, the full figures on hover. With a second version, the diff's colours mark what changed from
 // the older version (A) to the newer (B) and each badge and edge shows both sides' rates.
 import { t, lang } from "../i18n.js";
@@ -61,9 +62,13 @@ export function indexed(report) {
   return { version: report.version, states, transitions, onward, rate };
 }
 
-function heat(entered, most) {
-  if (!entered || !most) return 0;
-  return 1 + Math.min(3, Math.floor((4 * entered) / (most + 1)));
+// Heat: the share of the dialogs that entered a state and did not go on from it (they stopped there, were
+// cancelled or expired), from white (under 5%) to the hottest (60% or more).
+const HEAT_FROM = [0.05, 0.2, 0.4, 0.6];
+
+function heat(onward) {
+  if (onward === null) return 0;
+  return HEAT_FROM.filter((share) => 1 - onward >= share).length;
 }
 
 function diffClass(inA, inB, a, b) {
@@ -79,13 +84,12 @@ export function paint(cy, b, a = null) {
   const badges = new Map();
   cy.batch(() => {
     cy.elements().removeClass(CLASSES);
-    const most = Math.max(1, ...[...b.states.values()].map((s) => s.entered));
     const mostFired = Math.max(1, ...[...b.transitions.values()].map((tr) => tr.fired));
     cy.nodes().forEach((node) => {
       const sid = node.data("sid");
       const sb = b.states.get(sid);
       const entered = sb ? sb.entered : 0;
-      const level = heat(entered, most);
+      const level = heat(b.onward(sb));
       if (level && !a) node.addClass(`fn-heat-${level}`);  // compared, the diff's colours fill the states
       if (sb && entered && (sb.ended.cancel + sb.ended.expired) / entered >= LEAK) node.addClass("fn-leak");
       if (!a) {
