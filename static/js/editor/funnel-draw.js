@@ -5,7 +5,7 @@
 import { t, lang } from "../i18n.js";
 import { nodeKey, edgeKey } from "./graph.js";
 
-const HEAT = ["#ffffff", "#fff7ed", "#fed7aa", "#fdba74", "#fb923c"];
+const HEAT = ["#ffffff", "#fee2e2", "#fecaca", "#fca5a5", "#f87171"];  // drawn only without a comparison
 const STYLES = [
   ...HEAT.slice(1).map((colour, i) => [`node.fn-heat-${i + 1}`, { "background-color": colour }]),
   ["node.fn-leak", { "border-color": "#dc2626", "border-width": 4 }],
