@@ -109,6 +109,7 @@ def test_funnel_on_the_graph_and_two_versions_compared(page: Page, app: App) -> 
     # version 1 alone: half of those asked for an email stopped there, the hottest state
     panel.locator("[data-funnel-version]").select_option("1")
     panel.get_by_role("button", name="Show").click()
+    expect(summary).not_to_contain_text("Version 2")
     expect(summary).to_contain_text("Version 1: 11 started")
     assert page.evaluate("window.botflowEditor.cy.getElementById('s:ask_email').hasClass('fn-heat-3')")
     page.mouse.move(5, 5)
@@ -118,6 +119,7 @@ def test_funnel_on_the_graph_and_two_versions_compared(page: Page, app: App) -> 
     panel.locator("[data-funnel-version]").select_option("2")
     panel.locator("[data-funnel-compare]").select_option("1")
     panel.get_by_role("button", name="Show").click()
+    expect(summary.locator(".funnel-line")).to_have_count(2)  # both sides arrived
     expect(summary.locator('[data-version="1"]')).to_contain_text("11 started, 2 completed (18%), 1 cancelled")
     marks = page.evaluate("""() => {
         const cy = window.botflowEditor.cy;
