@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import case, select
+from sqlalchemy import case, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -64,3 +64,14 @@ async def read(engine: AsyncEngine, bot: str, flow: str, version: str, hours: ra
             (F.c.bot_id == bot) & (F.c.flow_id == flow) & (F.c.version == str(version))
             & (F.c.hour >= hours.start) & (F.c.hour < hours.stop)))
         return {(row.hour, row.field): int(row.value) for row in found}
+
+
+async def totals(engine: AsyncEngine, bot: str, flow: str, version: str, hours: range) -> dict[str, int]:
+    """field -> value summed over the hour numbers `hours`, added up by the database."""
+    if not hours:
+        return {}
+    async with engine.connect() as conn:
+        found = await conn.execute(select(F.c.field, func.sum(F.c.value)).where(
+            (F.c.bot_id == bot) & (F.c.flow_id == flow) & (F.c.version == str(version))
+            & (F.c.hour >= hours.start) & (F.c.hour < hours.stop)).group_by(F.c.field))
+        return {field: int(value) for field, value in found}

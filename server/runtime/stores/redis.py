@@ -347,14 +347,21 @@ class RedisStore(DialogStore):
         return found
 
     async def funnel(self, bot: str, flow: str, version: str, hours: range) -> dict[str, int]:
-        """Counters copied to the database, each raised to its value still in Redis (the newer one)."""
+        """Counters copied to the database, each raised to its value still in Redis (the newer one).
+
+        Hours older than Redis keeps are summed by the database; the recent ones are read hour by hour.
+        """
+        recent = range(max(hours.start, int(self.clock() // HOUR) - KEEP_SECONDS // HOUR - 1), hours.stop)
         totals: dict[str, int] = {}
         rolled: dict[tuple[int, str], int] = {}
         if self.timeline_db is not None:
-            rolled = await self._db(funnel_rows.read(self.timeline_db, bot, flow, version, hours))
-        for name, fields in await self._counter_groups(hours, bot):
+            older = range(hours.start, max(hours.start, min(recent.start, hours.stop)))
+            totals = await self._db(funnel_rows.totals(self.timeline_db, bot, flow, version, older))
+            if recent:
+                rolled = await self._db(funnel_rows.read(self.timeline_db, bot, flow, version, recent))
+        for name, fields in await self._counter_groups(recent, bot) if recent else ():
             g_flow, g_version, hour = split_group(name[len(bot) + 1:])
-            if (g_flow, g_version) == (flow, str(version)) and hour in hours:
+            if (g_flow, g_version) == (flow, str(version)) and hour in recent:
                 for field, value in fields.items():
                     rolled[(hour, field)] = max(rolled.get((hour, field), 0), value)
         for (_, field), value in rolled.items():

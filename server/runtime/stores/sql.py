@@ -385,10 +385,7 @@ class SqlStore(DialogStore):
 
     @_guarded
     async def funnel(self, bot: str, flow: str, version: str, hours: range) -> dict[str, int]:
-        totals: dict[str, int] = {}
-        for (_, field), value in (await funnel_rows.read(self.engine, bot, flow, version, hours)).items():
-            totals[field] = totals.get(field, 0) + value
-        return totals
+        return await funnel_rows.totals(self.engine, bot, flow, version, hours)
 
     async def ping(self) -> None:
         try:
