@@ -402,3 +402,17 @@ async def test_an_expired_dialog_is_counted_once_by_the_sweep_or_its_next_turn(s
     found = await store.funnel(bot, "f", "1", hours(later))
     assert found == {"e:ask": 7, "c:ask": 1, "x:ask": 3}
     assert await store.session(bot, "34") is not None
+
+
+async def test_hours_older_than_redis_keeps_are_read_from_the_database(store: DialogStore, bot: str) -> None:
+    clock = store.test_clock  # type: ignore[attr-defined]
+    now = clock.now
+    clock.now = now - 40 * 3600
+    await save(store, bot, "40", Write(dialog("ask"), counts=counted(clock.now, "e:ask", "f:go:2")))
+    await store.roll_up()  # Redis: copied while it was that hour
+    clock.now = now
+    await save(store, bot, "41", Write(dialog("ask"), counts=counted(now, "e:ask")))
+    await store.roll_up()
+    period = range(int(now // 3600) - 41, int(now // 3600) + 1)
+    assert await store.funnel(bot, "f", "1", period) == {"e:ask": 2, "f:go:2": 1}
+    assert await store.funnel(bot, "f", "1", range(period.start, int(now // 3600) - 30)) == {"e:ask": 1, "f:go:2": 1}
