@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
 from tests.integration.runtime_app import msg, press, registration, running, texts
 from tests.integration.runtime_support import (  # noqa: F401 (fixtures)
-    REDIS_URL, delete_prefix, pg_url, redis_prefix, sqlite_url,
+    REDIS_URL, RUN_ID, _admin, delete_prefix, in_thread, redis_prefix, sqlite_url,
 )
 
 BOT = "funnelbot"
@@ -207,9 +208,26 @@ async def test_bad_parameters_get_a_sentence(query: dict[str, str], words: str, 
     assert missing.status_code == 404 and nobot.status_code == 404
 
 
-async def test_two_replicas_on_one_postgresql_count_each_dialog_once(pg_url: str, fake_max: FakeMax) -> None:  # noqa: F811
+@pytest.fixture(scope="module")
+def funnel_pg_url() -> Iterator[str]:
+    """A PostgreSQL database of this module's own, migrated to head (the store suite has its own too)."""
+    from server.db.migrate import upgrade_blocking
+
+    name = f"bf_funnel_{RUN_ID}"
+    in_thread(asyncio.run, _admin(f'CREATE DATABASE "{name}"'))
+    url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+    try:
+        in_thread(upgrade_blocking, url)
+        yield url
+    finally:
+        in_thread(asyncio.run, _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+async def test_two_replicas_on_one_postgresql_count_each_dialog_once(funnel_pg_url: str,
+                                                                     fake_max: FakeMax) -> None:  # noqa: F811
+    pg_url = funnel_pg_url
     bot = "pgfunnel" + uuid.uuid4().hex[:6]
-    doc = {**short_flow(), "id": "pgreg" + uuid.uuid4().hex[:6]}  # the database is shared by the session
+    doc = {**short_flow(), "id": "pgreg" + uuid.uuid4().hex[:6]}
     async with running(pg_url, fake_max.url, None) as a, running(pg_url, fake_max.url, None) as b:
         replicas = [a, b]
         await a.bot(bot)
