@@ -56,11 +56,15 @@ def kind(key: str) -> str:
     """The key's kind: the part after a dialog's hash tag (d, t, u, ...) or the global key's name."""
     if ":dd:" in key:
         return "duplicate marks (sets per bot and time bucket)"
+    if ":fn:" in key:
+        return "funnel counters (hashes per bot, flow version and hour)"
     match = re.search(r"\}:([a-z]+)", key)
     if match:
         return {"d": "dialog", "t": "timeline", "u": "duplicate mark", "o": "outbox", "l": "lock"}.get(
             match.group(1), match.group(1))
-    return key.rsplit(":", 1)[-1] if ":" in key else key
+    name = key.rsplit(":", 1)[-1] if ":" in key else key
+    return {"fx": "funnel expiry record (zset)", "fxi": "funnel expiry record (hash)",
+            "fnk": "funnel counter index"}.get(name, name)
 
 
 async def measure(url: str, users: int) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from flows.model import Flow
 from flows.session import Session, StepResult, Update
 from flows.timers import reminder_at, timeout_at
 from server import metrics
-from server.runtime import timeline
+from server.runtime import funnel_counts, timeline
+from server.runtime.funnel_counts import Counts
 from server.runtime.catalog import BotInfo, Catalog
 from server.runtime.loop import repeat
 from server.runtime.outbox import LEASE as OUTBOX_LEASE, Outbox
@@ -112,6 +113,7 @@ class Dispatcher:
         self.lock_wait = lock_wait
         self.reply_wait = reply_wait
         self.locks = UserLocks()
+        self.counting = funnel_counts.enabled()
         self.held: dict[tuple[str, str], Turn] = {}
         self._store_errors = metrics.STORE_ERRORS.labels(store=store.name)
         self._turn_seconds: dict[tuple[str, str], Any] = {}  # metric children, looked up once per label set
@@ -167,6 +169,8 @@ class Dispatcher:
 
     async def commit(self, turn: Turn, write: Write) -> None:
         """Save the turn (dialog, mark, timeline, timers, replies, actions) at once and unlock."""
+        if write.counts is None and self.counting:
+            write.counts = Counts([])  # nothing to count, but the store keeps its expiry record in step
         try:
             turn.first = await self.store.commit(turn.bot, turn.user, turn.token, write, turn.loaded)
         except StoreUnavailable:
@@ -284,6 +288,9 @@ class Dispatcher:
             after["chat_id"] = chat
         had_timer = stored is not None and stored.get("due") is not None
         write = self._write(flow, latest, result, after, now, dedupe, turn.bot, turn.user, had_timer)
+        if self.counting:
+            expired = session is not None and now >= session.updated_at + flow.settings.session_ttl
+            write.counts = funnel_counts.turn_counts(session, expired, result, now)
         write.outbox = reply_items(result, turn.user, chat, callback_id, now)
         if not (update.kind == "tick" and result.outcome == "ignored"):
             before = session.state if session is not None else None

@@ -8,7 +8,8 @@ FORMAT_VERSION = "v1"
 class Keys:
     """Builds every key the runtime uses under one prefix (tests pass a unique prefix)."""
 
-    __slots__ = ("base", "timers", "outq", "outc", "actq", "acts", "rate", "timeline", "mover", "channel")
+    __slots__ = ("base", "timers", "outq", "outc", "actq", "acts", "rate", "timeline", "mover", "channel",
+                 "expiry", "expiry_info", "counters", "counter_index", "roller")
 
     def __init__(self, prefix: str = "botflow") -> None:
         self.base = f"{prefix}:{FORMAT_VERSION}:"
@@ -21,6 +22,11 @@ class Keys:
         self.mover = self.base + "tl:mover"  # string, PX: the replica moving the stream right now
         self.rate = self.base + "rate:"  # + bot: string, the bot's shared send schedule (GCRA)
         self.channel = self.base + "publish"  # pub/sub: publications and bot changes
+        self.expiry = self.base + "fx"  # zset: member -> when its dialog expires (funnel expiry count)
+        self.expiry_info = self.base + "fxi"  # hash: member -> "flow|version<TAB>state" of that dialog
+        self.counters = self.base + "fn:"  # + bot|flow|version|hour: hash, funnel counter fields
+        self.counter_index = self.base + "fnk"  # zset: counter key -> its hour (what the rollup copies)
+        self.roller = self.base + "fnr"  # string, PX: the replica copying counters to the database now
 
     def user(self, bot: str, user: str) -> str:
         """The common part of one dialog's keys; the braces keep them in one cluster slot."""

@@ -13,6 +13,7 @@ from server.egress import Allow
 from server.runtime import publish_sessions
 from server.runtime.catalog import Catalog, db_loaders
 from server.runtime.dispatch import Dispatcher
+from server.runtime.funnel_counts import ROLLUP_EVERY
 from server.runtime.keys import Keys
 from server.runtime.loop import repeat
 from server.runtime.max_client import SEND_TIMEOUT, MaxClient
@@ -73,7 +74,8 @@ class Runtime:
         self._tasks = [asyncio.create_task(loop) for loop in (
             self.timers.run(), self.timers.hold(), self.outbox.run(), self.outbox.hold(), self.dispatcher.keep_locks(),
             repeat("timeline", self._move_timeline, TIMELINE_EVERY, log),
-            repeat("retention", self.retention.pass_once, RETENTION_EVERY, log))]
+            repeat("retention", self.retention.pass_once, RETENTION_EVERY, log),
+            repeat("funnel rollup", self.store.roll_up, ROLLUP_EVERY, log))]
         if self.notifier is not None:
             await self.notifier.start()
 

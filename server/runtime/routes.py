@@ -6,6 +6,7 @@ from litestar import Request, Response, post
 from server import metrics
 from server.http_params import PathStr
 from server.runtime.erasure import ROUTES as ERASURE_ROUTES
+from server.runtime.funnel_api import ROUTES as FUNNEL_ROUTES
 from server.runtime.inspect import ROUTES as INSPECT_ROUTES
 from server.runtime.live_dialogs import ROUTES as LIVE_ROUTES
 from server.runtime.webhook import SECRET_HEADER, answer
@@ -24,4 +25,4 @@ async def max_webhook(request: Request, bot_id: PathStr) -> Response:
     return Response(content, status_code=status, media_type="application/json")
 
 
-ROUTES = [max_webhook, *INSPECT_ROUTES, *LIVE_ROUTES, *ERASURE_ROUTES]
+ROUTES = [max_webhook, *INSPECT_ROUTES, *LIVE_ROUTES, *ERASURE_ROUTES, *FUNNEL_ROUTES]

@@ -49,6 +49,7 @@ const issues = new IssuesPanel(cy, `/flows/${encodeURIComponent(flowId)}/edit/is
 const panel = new SidePanel(document.getElementById("panel"), `/flows/${encodeURIComponent(flowId)}/edit`, store,
   (kind, id) => kind === "settings" || cy.getElementById(kind === "state" ? nodeKey(id) : edgeKey(id)).nonempty());
 let clipboard = null;
+let funnel = null;
 let selectionTimer = null;
 
 /** The save status; an expired session also gets a link to log in again. */
@@ -207,6 +208,14 @@ const actions = {
   fit: () => cy.animate(statesViewport(cy, fitOptions()), { duration: 200 }),
   search: () => finder.open(),
   outline: () => { outline.toggle(); },
+  funnel: async () => {
+    if (!funnel) {  // loaded on first use: most visits to the editor never open it
+      const { FunnelView } = await import("./editor/funnel.js");
+      funnel = funnel || new FunnelView(cy, document.getElementById("funnel"), flowId);
+      window.botflowEditor.funnel = funnel;
+    }
+    await funnel.toggle();
+  },
   shortcuts: () => shortcuts.toggle(),
   minimap: () => {
     const map = document.getElementById("minimap");

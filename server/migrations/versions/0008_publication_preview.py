@@ -1,7 +1,7 @@
 """A publication keeps what it foresaw for the running dialogs: how many ran, went on, were dropped.
 
 Revision ID: 0008_publication_preview
-Revises: 0006_outbox_claims
+Revises: 0007_funnel_counters
 Create Date: 2026-12-01
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008_publication_preview"
-down_revision = "0006_outbox_claims"
+down_revision = "0007_funnel_counters"
 branch_labels = None
 depends_on = None
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
 from server.runtime.stores.listing import CountKey, DialogPage, Search
+from server.runtime.funnel_counts import Counts
 
 OK, BUSY, DUPLICATE = 0, 1, 2
 
@@ -60,6 +61,8 @@ class Write:
     outbox: list[dict[str, Any]] = field(default_factory=list)
     outbox_lease: float = 5.0  # how long the committer's claim on the user's outbox lasts unrenewed
     actions: list[dict[str, Any]] = field(default_factory=list)
+    # The turn's funnel counter increments; None counts nothing (and keeps no expiry record).
+    counts: Counts | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,12 +231,20 @@ class DialogStore(ABC):
         """Delete timeline records older than their bot's cutoff (unix seconds; `default` for bots not
         listed); how many went. Safe to run on every replica at once."""
 
+    @abstractmethod
+    async def funnel(self, bot: str, flow: str, version: str, hours: range) -> dict[str, int]:
+        """The bot's funnel counter fields for one flow version, summed over the hour numbers `hours`."""
+
+    async def roll_up(self) -> int:
+        """Copy counters kept in a fast store to the database; how many counter groups were copied."""
+        return 0
+
     async def move_timeline(self, limit: int = 2000) -> int:
         """Move timeline records from a staging area to their long-term place; how many moved."""
         return 0
 
     async def sweep(self, now: float) -> None:
-        """Forget expired rows where the storage has no expiry of its own."""
+        """Count dialogs past their session_ttl as expired (once), forget expired rows."""
 
     async def ping(self) -> None:
         """Raise StoreUnavailable when the storage does not answer."""

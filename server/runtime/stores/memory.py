@@ -7,6 +7,7 @@ from collections import deque
 from typing import Any, AsyncIterator, Callable
 
 from server.runtime.stores.memory_listing import MemoryListing
+from server.runtime.funnel_counts import expired_fields, split_group
 from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Claim, DialogStore, Loaded, LockLost, Next, Sample, Write,
 )
@@ -30,6 +31,7 @@ class MemoryStore(MemoryListing, DialogStore):
         self._outq: dict[Key, float] = {}  # next look at the user's outbox (a retry, or a claim's end)
         self._owners: dict[Key, str] = {}  # who holds the user's outbox claim
         self._actions: dict[str, tuple[dict[str, Any], float]] = {}
+        self._counters: dict[tuple[str, str], dict[str, int]] = {}  # (bot, group) -> field -> count
 
     def _owner(self, key: Key) -> str | None:
         held = self._locks.get(key)
@@ -40,8 +42,7 @@ class MemoryStore(MemoryListing, DialogStore):
     def _dialog(self, key: Key) -> dict[str, Any] | None:
         item = self._dialogs.get(key)
         if item is None or item[1] <= self.clock():
-            self._dialogs.pop(key, None)
-            return None
+            return None  # an expired dialog stays until `sweep` or the next commit counts it
         return item[0]
 
     async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None) -> Loaded:
@@ -64,6 +65,11 @@ class MemoryStore(MemoryListing, DialogStore):
         key, now = (bot, user), self.clock()
         if self._owner(key) != token:
             raise LockLost(f"{bot}/{user}")
+        if write.counts is not None:
+            pairs = write.counts.pairs
+            if write.counts.prior_gone and key in self._dialogs:
+                pairs = [*pairs, expired_fields(self._dialogs[key][0], now)]
+            self._count(bot, pairs)
         if write.session is None:
             self._dialogs.pop(key, None)
             self._timers.pop(key, None)
@@ -226,3 +232,25 @@ class MemoryStore(MemoryListing, DialogStore):
                     label = (key[0], str(stored.get("version")))
                     found.dialogs[label] = found.dialogs.get(label, 0) + 1
         return found
+
+    def _count(self, bot: str, pairs: list[tuple[str, str]]) -> None:
+        for group, field in pairs:
+            fields = self._counters.setdefault((bot, group), {})
+            fields[field] = fields.get(field, 0) + 1
+
+    async def funnel(self, bot: str, flow: str, version: str, hours: range) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for (owner, group), fields in list(self._counters.items()):
+            g_flow, g_version, hour = split_group(group)
+            if owner == bot and (g_flow, g_version) == (flow, str(version)) and hour in hours:
+                for field, value in fields.items():
+                    totals[field] = totals.get(field, 0) + value
+        return totals
+
+    async def sweep(self, now: float) -> None:
+        """Count dialogs past their TTL as expired and forget them."""
+        for key, (stored, expires) in list(self._dialogs.items()):
+            if expires <= now:
+                del self._dialogs[key]
+                self._timers.pop(key, None)
+                self._count(key[0], [expired_fields(stored, now)])

@@ -10,6 +10,8 @@ import msgspec
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from server.runtime import funnel_rows
+from server.runtime.funnel_counts import HOUR, KEEP_SECONDS, ledger_info, split_group
 from server.runtime.keys import Keys, member, split_member
 from server.runtime.ratelimit import interval_ms
 from server.runtime.stores import timeline_rows
@@ -19,8 +21,8 @@ from server.runtime.stores.base import (
     Sample, StoreUnavailable, Write, new_token,
 )
 from server.runtime.stores.redis_scripts import (
-    ACTION_LATER, BEGIN, CLAIM, COMMIT, ERASE, OUTBOX_ACKS, OUTBOX_CLAIM, OUTBOX_DONE, OUTBOX_HOLD, OUTBOX_LATER,
-    OUTBOX_SAMPLE, RELEASE, RENEW, TIMERS_DUE,
+    ACTION_LATER, BEGIN, CLAIM, COMMIT, ERASE, FUNNEL_SWEEP, OUTBOX_ACKS, OUTBOX_CLAIM, OUTBOX_DONE, OUTBOX_HOLD,
+    OUTBOX_LATER, OUTBOX_SAMPLE, RELEASE, RENEW, TIMERS_DUE,
 )
 from server.runtime.stores.resp import RedisError, RespClient, Script
 
@@ -39,6 +41,7 @@ def _dialog(raw: bytes) -> dict[str, Any]:
 # timeline in Redis. Should the database stay away, the stream keeps the newest STREAM_MAX records.
 STREAM_MAX = 1_000_000
 STREAM_READ = 10_000  # records not yet moved that a timeline read looks through
+SWEEP_BATCH = 500  # expired dialogs counted per script call (each call blocks Redis briefly)
 
 # Duplicate marks: 12-byte digests in one set per bot per time bucket (a few dozen bytes a mark, against
 # ~120 for a key of its own); a mark counts while its bucket is one of the last MARK_BUCKETS, so it is
@@ -118,23 +121,38 @@ class RedisStore(RedisListing, DialogStore):
         return bool(await self._run(RENEW, [self.keys.user(bot, user) + "l"], [token, LOCK_MS]))
 
     async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> bool:
-        base, k, now = self.keys.user(bot, user), self.keys, self.clock()
+        base, k, now, counts = self.keys.user(bot, user), self.keys, self.clock(), write.counts
         args: list[Any] = [
             token, _pack(write.session) if write.session is not None else "", int(write.ttl),
             mark(user, write.dedupe) if write.dedupe is not None else "", MARK_BUCKET * (MARK_BUCKETS + 1),
             member(bot, user),
             repr(write.timer_due) if write.timer_due is not None else "",
-            _encode(write.timeline) if write.timeline is not None else "", STREAM_MAX, "",
+            _encode(write.timeline) if write.timeline is not None else "", STREAM_MAX,
+            len(counts.pairs) if counts is not None else "",
             repr(now + write.outbox_lease), repr(now), len(write.outbox), "1" if write.had_timer else "",
             self.interval,
         ]
         args.extend(_encode(_id_first(item)) for item in write.outbox)
+        if counts is not None:
+            after, stored = write.session, loaded.session
+            if after is None:
+                info = ""
+            elif (not counts.prior_gone and stored is not None and stored.get("state") == after.get("state")
+                  and stored.get("version") == after.get("version") and stored.get("flow") == after.get("flow")):
+                info = "="  # same flow version and state as stored: nothing to note
+            else:
+                info = ledger_info(after)
+            args += ["1" if counts.prior_gone else "", info, int(now) + write.ttl,
+                     int(now // HOUR), k.counters + bot + "|", KEEP_SECONDS]
+            for pair in counts.pairs:
+                args += pair
         for action in write.actions:
             args.append(action["id"])
             args.append(_encode(action))
         result = await self._run(
             COMMIT, [base + "l", base + "d", k.timeline, k.marks(bot, int(now // MARK_BUCKET)), k.timers,
-                     base + "o", k.outq, k.actq, k.acts, k.outc, k.rate + bot], args)
+                     base + "o", k.outq, k.actq, k.acts, k.outc, k.rate + bot, k.expiry, k.expiry_info,
+                     k.counter_index], args)
         if not result:
             raise LockLost(f"{bot}/{user}")
         if result == 1:
@@ -192,7 +210,8 @@ class RedisStore(RedisListing, DialogStore):
         finally:
             await self._run(RELEASE, [self.keys.mover], [mover])
         actions = await self._user_actions(bot, user)
-        found = await self._run(ERASE, [base + "l", base + "d", k.timers, base + "o", k.outq, k.outc],
+        found = await self._run(ERASE, [base + "l", base + "d", k.timers, base + "o", k.outq, k.outc,
+                                              k.expiry, k.expiry_info],
                                 [token, member(bot, user)])
         if not found:
             raise LockLost(f"{bot}/{user}")
@@ -388,13 +407,83 @@ class RedisStore(RedisListing, DialogStore):
                 found.dialogs[label] = found.dialogs.get(label, 0) + 1
 
     async def sweep(self, now: float) -> None:
-        """Forget moved timeline records older than TIMELINE_TTL (Redis expires everything else itself)."""
+        """Count expired dialogs once; forget moved timeline records older than TIMELINE_TTL (Redis expires
+        everything else itself)."""
+        k = self.keys
+        while await self._run(FUNNEL_SWEEP, [k.expiry, k.expiry_info, k.counter_index],
+                              [repr(now), int(now // HOUR), k.counters, KEEP_SECONDS, k.base, SWEEP_BATCH]) >= SWEEP_BATCH:
+            pass
         if self.timeline_db is not None:
             try:
                 async with self.timeline_db.begin() as conn:
                     await timeline_rows.sweep(conn, now)
             except (DBAPIError, OSError, TimeoutError) as exc:
                 raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
+
+    async def _counter_groups(self, hours: range, bot: str | None = None) -> list[tuple[str, dict[str, int]]]:
+        """Counter keys of the hours still in Redis (of one bot, or all) with their fields."""
+        keys = await self._call("ZRANGEBYSCORE", self.keys.counter_index, hours.start, hours.stop - 1)
+        wanted = self.keys.counters + (f"{bot}|" if bot is not None else "")
+        found = []
+        for key in (raw.decode() for raw in keys):
+            if key.startswith(wanted):
+                flat = await self._call("HGETALL", key)
+                pairs = flat.items() if isinstance(flat, dict) else zip(flat[::2], flat[1::2])  # redis-py: a dict
+                found.append((key[len(self.keys.counters):], {f.decode(): int(v) for f, v in pairs}))
+        return found
+
+    async def funnel(self, bot: str, flow: str, version: str, hours: range) -> dict[str, int]:
+        """Counters copied to the database, each raised to its value still in Redis (the newer one).
+
+        Hours older than Redis keeps are summed by the database; the recent ones are read hour by hour.
+        """
+        recent = range(max(hours.start, int(self.clock() // HOUR) - KEEP_SECONDS // HOUR - 1), hours.stop)
+        totals: dict[str, int] = {}
+        rolled: dict[tuple[int, str], int] = {}
+        if self.timeline_db is not None:
+            older = range(hours.start, max(hours.start, min(recent.start, hours.stop)))
+            totals = await self._db(funnel_rows.totals(self.timeline_db, bot, flow, version, older))
+            if recent:
+                rolled = await self._db(funnel_rows.read(self.timeline_db, bot, flow, version, recent))
+        for name, fields in await self._counter_groups(recent, bot) if recent else ():
+            g_flow, g_version, hour = split_group(name[len(bot) + 1:])
+            if (g_flow, g_version) == (flow, str(version)) and hour in recent:
+                for field, value in fields.items():
+                    rolled[(hour, field)] = max(rolled.get((hour, field), 0), value)
+        for (_, field), value in rolled.items():
+            totals[field] = totals.get(field, 0) + value
+        return totals
+
+    async def roll_up(self) -> int:
+        """Copy the counter groups of this hour and the last to the database (one replica at a time; absolute
+        values: copying twice is harmless, and a group Redis lost and began again never lowers the copy).
+
+        Counters only grow during their own hour, so a group is copied for good in the hour after it.
+        """
+        hour = int(self.clock() // HOUR)
+        await self._call("ZREMRANGEBYSCORE", self.keys.counter_index, "-inf", f"({hour - KEEP_SECONDS // HOUR}")
+        if self.timeline_db is None or not await self._call("SET", self.keys.roller, "1", "NX", "PX", 10_000):
+            return 0
+        try:
+            return await self._copy(await self._counter_groups(range(hour - 1, hour + 2)))
+        finally:
+            await self._call("DEL", self.keys.roller)
+
+    async def _copy(self, groups: list[tuple[str, dict[str, int]]]) -> int:
+        rows = []
+        for name, fields in groups:
+            bot, rest = name.split("|", 1)
+            flow, version, hour = split_group(rest)
+            rows += [{"bot_id": bot, "flow_id": flow, "version": version, "hour": hour, "field": f, "value": v}
+                     for f, v in fields.items()]
+        await self._db(funnel_rows.raise_to(self.timeline_db, rows))
+        return len(groups)
+
+    async def _db(self, awaitable: Any) -> Any:
+        try:
+            return await awaitable
+        except (DBAPIError, OSError, TimeoutError) as exc:
+            raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
 
     async def ping(self) -> None:
         try:

@@ -4,6 +4,27 @@ from __future__ import annotations
 from server.runtime.ratelimit import GCRA
 from server.runtime.stores.resp import Script
 
+# Funnel counters. bump: one increment of a counter group (the key is new: it joins the index, with its
+# hour, and expires after `keep` s). count_expired: the dialog `m` remembered in the expiry zset/info hash
+# is counted as ended by expiry, in the group of its flow version at `hour`, and forgotten.
+FUNNEL = """
+local function bump(key, field, hour, index, keep)
+  -- a field's first count may be the key's first: only then can the key be missing from the index
+  if redis.call('HINCRBY', key, field, 1) == 1 and redis.call('ZADD', index, 'NX', hour, key) == 1 then
+    redis.call('EXPIRE', key, keep)
+  end
+end
+local function count_expired(zset, info, m, prefix, hour, index, keep)
+  local found = redis.call('HGET', info, m)
+  if found then
+    local g, state = string.match(found, '^(.*)\t(.*)$')
+    bump(prefix .. g .. '|' .. hour, 'x:' .. state, hour, index, keep)
+    redis.call('HDEL', info, m)
+    redis.call('ZREM', zset, m)
+  end
+end
+"""
+
 # KEYS: lock, dialog, then the mark sets of the last redis.MARK_BUCKETS buckets. ARGV: token, lock ms, mark ('' none).
 BEGIN = Script("""
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -26,13 +47,15 @@ return 0
 """)
 
 # KEYS: lock, dialog, timeline stream, this bucket's mark set, timers, outbox, outq, actq, acts, outc,
-#       the bot's rate.
+#       the bot's rate, funnel expiry zset, funnel expiry info hash, funnel counter index.
 # ARGV: token, dialog ('' drops it), ttl, mark ('' none), mark set ttl, member, timer due ('' none),
-#       timeline record ('' none), stream max length, (unused), claim end, now, n outbox, had timer,
-#       rate interval ms ('' keeps no rate), outbox items..., then action (id, json) pairs.
+#       timeline record ('' none), stream max length, c funnel pairs ('' counts nothing), claim end, now,
+#       n outbox, had timer, rate interval ms ('' keeps no rate), outbox items..., then when counting:
+#       prior gone ('1'), expiry info ('' drops it, '=' keeps it as it is), expiry time, hour, the bot's counter key prefix,
+#       counter key ttl, c (group, field) pairs; then action (id, json) pairs.
 # Returns 0 when the lock was lost, 1 when saved, {2, ms to the first send's rate slot or -1} when
 # saved and the caller now holds the outbox claim.
-COMMIT = Script(GCRA + """
+COMMIT = Script(GCRA + FUNNEL + """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[4] ~= '' and redis.call('SADD', KEYS[4], ARGV[4]) == 1 and redis.call('TTL', KEYS[4]) < 0 then
@@ -54,7 +77,24 @@ if n > 0 then
     if ARGV[15] ~= '' then result[2] = reserve(KEYS[11], tonumber(ARGV[15]) * n, 0) end
   end
 end
-for i = 16 + n, #ARGV, 2 do
+local first_action = 16 + n
+if ARGV[10] ~= '' then
+  local c, at = tonumber(ARGV[10]), 16 + n
+  first_action = at + 6 + 2 * c
+  if ARGV[at] == '1' then count_expired(KEYS[12], KEYS[13], ARGV[6], ARGV[at + 4], ARGV[at + 3], KEYS[14], ARGV[at + 5]) end
+  if ARGV[at + 1] == '' then
+    redis.call('ZREM', KEYS[12], ARGV[6])
+    redis.call('HDEL', KEYS[13], ARGV[6])
+  elseif ARGV[at + 1] ~= '=' then
+    -- a new entry gets its expiry time; a known one keeps its older time, which the sweep moves on
+    redis.call('ZADD', KEYS[12], 'NX', ARGV[at + 2], ARGV[6])
+    redis.call('HSET', KEYS[13], ARGV[6], ARGV[at + 1])
+  end
+  for i = at + 6, at + 5 + 2 * c, 2 do
+    bump(ARGV[at + 4] .. ARGV[i], ARGV[i + 1], ARGV[at + 3], KEYS[14], ARGV[at + 5])
+  end
+end
+for i = first_action, #ARGV, 2 do
   redis.call('HSET', KEYS[9], ARGV[i], ARGV[i + 1])
   redis.call('ZADD', KEYS[8], ARGV[12], ARGV[i])
 end
@@ -62,7 +102,7 @@ redis.call('DEL', KEYS[1])
 return result
 """)
 
-# One user forgotten. KEYS: lock, dialog, timers, outbox, outq, outc. ARGV: token, member.
+# One user forgotten. KEYS: lock, dialog, timers, outbox, outq, outc, funnel expiry, its info. ARGV: token, member.
 # Returns 0 when the lock was lost, else {dialogs deleted, timers removed, queued sends dropped}.
 ERASE = Script("""
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -72,6 +112,9 @@ local queued = redis.call('LLEN', KEYS[4])
 redis.call('DEL', KEYS[4])
 redis.call('ZREM', KEYS[5], ARGV[2])
 redis.call('HDEL', KEYS[6], ARGV[2])
+-- the funnel's expiry record: an erased dialog must not be counted as expired later
+redis.call('ZREM', KEYS[7], ARGV[2])
+redis.call('HDEL', KEYS[8], ARGV[2])
 redis.call('DEL', KEYS[1])
 return {dialog, timer, queued}
 """)
@@ -210,4 +253,24 @@ for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, 49)) do
   end
 end
 return {users, oldest}
+""")
+
+# Dialogs past the expiry time noted for them: counted as expired once when Redis dropped their key
+# (whoever sweeps first removes them); a dialog still there was active since, and its time moves to
+# when its key now expires. KEYS: expiry zset, expiry info hash, counter index. ARGV: now, hour, counter
+# key prefix (without the bot), counter key ttl, dialog key prefix, limit. Returns how many it looked at.
+FUNNEL_SWEEP = Script(FUNNEL + """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[6])
+for _, m in ipairs(due) do
+  local bot, user = string.match(m, '^(.*)|(.*)$')
+  local left = redis.call('PTTL', ARGV[5] .. '{' .. bot .. ':' .. user .. '}:d')
+  if left == -2 then
+    count_expired(KEYS[1], KEYS[2], m, ARGV[3] .. bot .. '|', ARGV[2], KEYS[3], ARGV[4])
+    redis.call('ZREM', KEYS[1], m)  -- also when nothing was remembered of it
+  else
+    if left < 0 then left = 3600000 end
+    redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + left / 1000 + 1, m)
+  end
+end
+return #due
 """)

@@ -15,6 +15,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from server.runtime import funnel_rows
+from server.runtime.funnel_counts import expired_fields
 from server.runtime.stores import timeline_rows
 from server.runtime.models import ActionRow, DedupeRow, DialogRow, OutboxQueueRow, OutboxRow, TimelineRow
 from server.runtime.stores.sql_listing import SqlListing
@@ -141,6 +143,13 @@ class SqlStore(SqlListing, DialogStore):
     async def _write(self, conn: AsyncConnection, bot: str, user: str, token: str, write: Write,
                      now: float) -> Next | None:
         where = self._where(D, bot, user)
+        if write.counts is not None:
+            pairs = write.counts.pairs
+            if write.counts.prior_gone:  # a dialog still stored was past its session_ttl: it expired
+                old = await conn.scalar(select(D.c.session).where(where))
+                if old is not None:
+                    pairs = [*pairs, expired_fields(_decode(old), now)]
+            await funnel_rows.add(conn, funnel_rows.rows_of(bot, pairs))
         if write.session is None:
             await conn.execute(delete(D).where(where))
         else:
@@ -420,11 +429,21 @@ class SqlStore(SqlListing, DialogStore):
 
     @_guarded
     async def sweep(self, now: float) -> None:
-        """Forget expired duplicate marks, dialogs past their TTL and old timelines."""
-        async with self.engine.begin() as conn:
+        """Forget expired duplicate marks, dialogs past their TTL (counted as expired) and old timelines."""
+        async with self._serial(), self.engine.begin() as conn:
             await conn.execute(delete(U).where(U.c.expires_at <= now))
-            await conn.execute(delete(D).where(D.c.session.is_not(None) & (D.c.expires_at <= now)))
+            gone = await conn.execute(delete(D).where(D.c.session.is_not(None) & (D.c.expires_at <= now))
+                                      .returning(D.c.bot_id, D.c.session))
+            by_bot: dict[str, list[tuple[str, str]]] = {}
+            for bot, raw in gone:
+                by_bot.setdefault(bot, []).append(expired_fields(_decode(raw), now))
+            for bot, pairs in by_bot.items():
+                await funnel_rows.add(conn, funnel_rows.rows_of(bot, pairs))
             await timeline_rows.sweep(conn, now)
+
+    @_guarded
+    async def funnel(self, bot: str, flow: str, version: str, hours: range) -> dict[str, int]:
+        return await funnel_rows.totals(self.engine, bot, flow, version, hours)
 
     async def ping(self) -> None:
         try:

@@ -7,7 +7,8 @@ import { t } from "../i18n.js";
 /** Zoom from which cards are drawn (12px text is then 6px or more on screen). */
 export const CARD_ZOOM = 0.5;
 const SETTLE = 90;  // ms after the view stops moving before cards come and go
-const MIRRORED = ["start", "final", "waiting", "issue-error", "issue-warning", "sim-current", "diff-added", "diff-removed", "diff-changed"];
+const MIRRORED = ["start", "final", "waiting", "issue-error", "issue-warning", "sim-current", "diff-added", "diff-removed", "diff-changed",
+                  "fn-heat-1", "fn-heat-2", "fn-heat-3", "fn-heat-4", "fn-leak"];
 
 function el(tag, className, text) {
   const node = document.createElement(tag);

@@ -1,0 +1,21 @@
+"""Funnel counters kept for good: per bot, flow version, hour and counter field (see runtime.funnel_counts)."""
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from server.db.base import Base
+
+
+class FunnelCounterRow(Base):
+    """One counter field of one hour: `e:<state>` entered, `f:<transition>` fired, `x:<state>` expired..."""
+
+    __tablename__ = "funnel_counters"
+
+    bot_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    flow_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    version: Mapped[str] = mapped_column(String(16), primary_key=True)
+    # Hours since the Unix epoch (UTC).
+    hour: Mapped[int] = mapped_column(Integer, primary_key=True)
+    field: Mapped[str] = mapped_column(String(200), primary_key=True)
+    value: Mapped[int] = mapped_column(BigInteger, default=0)
