@@ -4,7 +4,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from typing import Any, AsyncIterator, Callable
+from contextlib import contextmanager
+from typing import Any, AsyncIterator, Callable, Iterator
 
 import msgspec
 from sqlalchemy.exc import DBAPIError
@@ -67,6 +68,16 @@ def _slot(ms: int) -> float | None:
 
 def _head_prefix(item_id: str) -> bytes:
     return b'{"id":' + _encode(item_id)
+
+
+
+@contextmanager
+def _database_answers() -> Iterator[None]:
+    """The timeline database's failures as the store's own: the caller answers 503, not 500."""
+    try:
+        yield
+    except (DBAPIError, OSError, TimeoutError) as exc:
+        raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
 
 
 class RedisStore(RedisListing, DialogStore):
@@ -169,11 +180,9 @@ class RedisStore(RedisListing, DialogStore):
         """Run `work(conn)` in a transaction of the timeline database (none: 0)."""
         if self.timeline_db is None:
             return 0
-        try:
+        with _database_answers():
             async with self.timeline_db.begin() as conn:
                 return await work(conn)
-        except (DBAPIError, OSError, TimeoutError) as exc:
-            raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
 
     async def _stream(self, end: str = "+") -> AsyncIterator[tuple[bytes, list[bytes]]]:
         """Every timeline stream entry up to `end`, oldest first, read in chunks."""
@@ -442,9 +451,9 @@ class RedisStore(RedisListing, DialogStore):
         rolled: dict[tuple[int, str], int] = {}
         if self.timeline_db is not None:
             older = range(hours.start, max(hours.start, min(recent.start, hours.stop)))
-            totals = await self._db(funnel_rows.totals(self.timeline_db, bot, flow, version, older))
+            totals = await self._awaited(funnel_rows.totals(self.timeline_db, bot, flow, version, older))
             if recent:
-                rolled = await self._db(funnel_rows.read(self.timeline_db, bot, flow, version, recent))
+                rolled = await self._awaited(funnel_rows.read(self.timeline_db, bot, flow, version, recent))
         for name, fields in await self._counter_groups(recent, bot) if recent else ():
             g_flow, g_version, hour = split_group(name[len(bot) + 1:])
             if (g_flow, g_version) == (flow, str(version)) and hour in recent:
@@ -476,14 +485,13 @@ class RedisStore(RedisListing, DialogStore):
             flow, version, hour = split_group(rest)
             rows += [{"bot_id": bot, "flow_id": flow, "version": version, "hour": hour, "field": f, "value": v}
                      for f, v in fields.items()]
-        await self._db(funnel_rows.raise_to(self.timeline_db, rows))
+        await self._awaited(funnel_rows.raise_to(self.timeline_db, rows))
         return len(groups)
 
-    async def _db(self, awaitable: Any) -> Any:
-        try:
+    async def _awaited(self, awaitable: Any) -> Any:
+        """A database call made elsewhere, its failures turned into StoreUnavailable."""
+        with _database_answers():
             return await awaitable
-        except (DBAPIError, OSError, TimeoutError) as exc:
-            raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
 
     async def ping(self) -> None:
         try:
