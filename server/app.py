@@ -9,7 +9,7 @@ from typing import Any
 
 from litestar import Litestar, Request
 from litestar.config.csrf import CSRFConfig
-from litestar.contrib.jinja import JinjaTemplateEngine
+from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.exceptions import HTTPException, PermissionDeniedException

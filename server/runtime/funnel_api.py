@@ -61,12 +61,12 @@ def _iso(ts: float) -> str:
      sync_to_thread=False)
 async def get_funnel(
     request: Request, bot_id: PathStr,
-    flow: Annotated[str | None, QueryParameter(query="flow")] = None,
-    version: Annotated[str | None, QueryParameter(query="version")] = None,
-    start: Annotated[str | None, QueryParameter(query="from")] = None,
-    end: Annotated[str | None, QueryParameter(query="to")] = None,
-    compare: Annotated[str | None, QueryParameter(query="compare")] = None,
-    format: Annotated[str | None, QueryParameter(query="format")] = None,  # noqa: A002 - the query's name
+    flow: Annotated[str | None, QueryParameter(name="flow")] = None,
+    version: Annotated[str | None, QueryParameter(name="version")] = None,
+    start: Annotated[str | None, QueryParameter(name="from")] = None,
+    end: Annotated[str | None, QueryParameter(name="to")] = None,
+    compare: Annotated[str | None, QueryParameter(name="compare")] = None,
+    format: Annotated[str | None, QueryParameter(name="format")] = None,  # noqa: A002 - the query's name
 ) -> Response:
     """Per state entered, left by each transition, ended by cancel / expiry / completion, median seconds;
     per transition fired. `compare=<n>` adds version n; `format=csv` (or Accept: text/csv) gives CSV."""
