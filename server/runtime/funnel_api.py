@@ -57,8 +57,7 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-@get("/api/bots/{bot_id:str}/funnel", guards=[requires_role("viewer")], summary="A flow version's funnel",
-     sync_to_thread=False)
+@get("/api/bots/{bot_id:str}/funnel", guards=[requires_role("viewer")], summary="A flow version's funnel")
 async def get_funnel(
     request: Request, bot_id: PathStr,
     flow: Annotated[str | None, QueryParameter(name="flow")] = None,
