@@ -55,6 +55,8 @@ class Catalog:
         self._flows: dict[tuple[str, int], Flow | None] = {}
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._refreshing: set[str] = set()  # bots whose settings are being reloaded in the background
+        # Bumped by `invalidate`: a load that began before a change must not store (or hand out) what it read.
+        self._epoch = 0
 
     async def _once(self, key: Any, make: Callable[[], Awaitable[Any]]) -> Any:
         """Concurrent misses for one key share a single load."""
@@ -72,7 +74,8 @@ class Catalog:
             fut.exception()  # nobody else may be waiting: mark it retrieved
             raise
         finally:
-            del self._pending[key]
+            if self._pending.get(key) is fut:  # an invalidation may have put a newer load in its place
+                del self._pending[key]
 
     async def bot(self, bot_id: str) -> BotInfo | None:
         """The bot's settings, refreshed every CACHE_SECONDS.
@@ -92,8 +95,10 @@ class Catalog:
         return await self._once(("bot", bot_id), lambda: self._fetch_bot(bot_id))
 
     async def _fetch_bot(self, bot_id: str) -> BotInfo | None:
+        epoch = self._epoch
         info = await self._load_bot(bot_id)
-        self._bots[bot_id] = (info, self._clock() + CACHE_SECONDS)
+        if epoch == self._epoch:
+            self._bots[bot_id] = (info, self._clock() + CACHE_SECONDS)
         return info
 
     async def flow(self, flow_id: str, version: int | None) -> Flow | None:
@@ -122,11 +127,14 @@ class Catalog:
         return await self.flow(bot.flow_id, bot.version)
 
     def invalidate(self, bot_id: str | None = None) -> None:
-        """Forget cached bot settings (one bot, or all)."""
+        """Forget cached bot settings (one bot, or all), loads already under way included."""
+        self._epoch += 1
         if bot_id is None:
             self._bots.clear()
         else:
             self._bots.pop(bot_id, None)
+        for key in [k for k in self._pending if k[0] == "bot" and (bot_id is None or k[1] == bot_id)]:
+            del self._pending[key]  # the next caller starts a fresh load instead of joining a stale one
 
 
 def masking_of(keys: str | None, inputs: str | None) -> Masking:

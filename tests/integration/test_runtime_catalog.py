@@ -51,3 +51,39 @@ async def test_versions_compile_once_and_bot_settings_refresh_in_the_background(
     catalog.invalidate("b")  # a change made on this replica is seen by the very next update
     assert (await catalog.bot("b")).version == 3
     assert await catalog.bot("missing") is None
+
+
+async def test_a_change_made_while_a_refresh_is_under_way_is_not_undone_by_it() -> None:
+    """The refresh read the old settings before the change; the change must win, at once and after."""
+    bots = {"b": BotInfo("b", "t", "s", "registration", 1)}
+    reads: list[asyncio.Event] = []
+
+    async def load_bot(bot_id: str) -> BotInfo | None:
+        seen = bots.get(bot_id)  # read first, answer late: a slow database
+        gate = asyncio.Event()
+        reads.append(gate)
+        await gate.wait()
+        return seen
+
+    async def load_document(flow_id: str, version: int):
+        return None
+
+    clock = Clock()
+    catalog = Catalog(load_bot, load_document, clock)
+    first = asyncio.ensure_future(catalog.bot("b"))
+    await asyncio.sleep(0)
+    reads[0].set()
+    assert (await first).version == 1
+    clock.now += CACHE_SECONDS + 0.1
+    assert (await catalog.bot("b")).version == 1  # stale, served while a refresh reads version 1 ...
+    await asyncio.sleep(0)
+    bots["b"] = BotInfo("b", "t", "s", "registration", 2)
+    catalog.invalidate("b")  # ... and the settings change before that refresh answers
+    fresh = asyncio.ensure_future(catalog.bot("b"))
+    await asyncio.sleep(0)
+    assert len(reads) == 3, "the next call starts its own load rather than joining the stale one"
+    reads[1].set()  # the stale refresh answers last but one
+    await asyncio.sleep(0)
+    reads[2].set()
+    assert (await fresh).version == 2
+    assert (await catalog.bot("b")).version == 2, "the stale refresh did not put version 1 back"
