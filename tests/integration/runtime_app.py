@@ -136,3 +136,18 @@ async def running(database_url: str, max_url: str, redis_url: str | None, *,
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://botflow.test", timeout=30) as client:
             yield Harness(app, client)
+
+
+@asynccontextmanager
+async def serving(request: Any, sqlite_url: str, max_url: str, bot: str, flow: dict[str, Any]) -> AsyncIterator[Harness]:
+    """The app with `bot` serving `flow`, its dialogs in Redis (request.param "redis") or in SQL."""
+    from tests.integration.runtime_support import REDIS_URL
+
+    redis_url = None
+    if request.param == "redis":
+        request.getfixturevalue("monkeypatch").setenv("BOTFLOW_REDIS_PREFIX", request.getfixturevalue("redis_prefix"))
+        redis_url = REDIS_URL
+    async with running(sqlite_url, max_url, redis_url) as h:
+        await h.bot(bot)
+        await h.publish(bot, flow)
+        yield h

@@ -8,6 +8,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from collections.abc import Iterator
 from typing import Any
 
@@ -61,12 +62,12 @@ async def _admin(sql: str) -> None:
         await conn.close()
 
 
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """A fresh PostgreSQL database, migrated to head, dropped after the session."""
+@contextmanager
+def migrated_database(prefix: str) -> Iterator[str]:
+    """A fresh PostgreSQL database named for `prefix` and this run, migrated to head, dropped afterwards."""
     from server.db.migrate import upgrade_blocking
 
-    name = f"bf_runtime_{RUN_ID}"
+    name = f"{prefix}_{RUN_ID}"
     in_thread(asyncio.run, _admin(f'CREATE DATABASE "{name}"'))
     url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
     try:
@@ -74,6 +75,13 @@ def pg_url() -> Iterator[str]:
         yield url
     finally:
         in_thread(asyncio.run, _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A fresh PostgreSQL database, migrated to head, dropped after the session."""
+    with migrated_database("bf_runtime") as url:
+        yield url
 
 
 @pytest.fixture

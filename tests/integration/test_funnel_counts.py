@@ -12,7 +12,7 @@ import pytest
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
 from tests.integration.runtime_app import msg, press, registration, running, texts
 from tests.integration.runtime_support import (  # noqa: F401 (fixtures)
-    REDIS_URL, RUN_ID, _admin, delete_prefix, in_thread, redis_prefix, sqlite_url,
+    REDIS_URL, delete_prefix, migrated_database, redis_prefix, sqlite_url,
 )
 
 BOT = "funnelbot"
@@ -211,16 +211,8 @@ async def test_bad_parameters_get_a_sentence(query: dict[str, str], words: str, 
 @pytest.fixture(scope="module")
 def funnel_pg_url() -> Iterator[str]:
     """A PostgreSQL database of this module's own, migrated to head (the store suite has its own too)."""
-    from server.db.migrate import upgrade_blocking
-
-    name = f"bf_funnel_{RUN_ID}"
-    in_thread(asyncio.run, _admin(f'CREATE DATABASE "{name}"'))
-    url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
-    try:
-        in_thread(upgrade_blocking, url)
+    with migrated_database("bf_funnel") as url:
         yield url
-    finally:
-        in_thread(asyncio.run, _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 async def test_two_replicas_on_one_postgresql_count_each_dialog_once(funnel_pg_url: str,

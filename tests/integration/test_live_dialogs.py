@@ -8,8 +8,8 @@ from sqlalchemy import select
 
 from server.db.models import FlowRow, PublicationRow, VersionRow
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
-from tests.integration.runtime_app import Harness, msg, registration, running
-from tests.integration.runtime_support import REDIS_URL, redis_prefix, sqlite_url  # noqa: F401
+from tests.integration.runtime_app import Harness, msg, registration, serving
+from tests.integration.runtime_support import redis_prefix, sqlite_url  # noqa: F401
 from tests.integration.test_runtime_versions import second_version
 
 BOT = "livebot"
@@ -19,14 +19,8 @@ AT_EMAIL = ("/start", "Иван", "+79991234567")
 
 
 @pytest.fixture(params=["redis", "sql"])
-async def harness(request, sqlite_url: str, fake_max: FakeMax, monkeypatch) -> Harness:  # noqa: F811
-    redis_url = None
-    if request.param == "redis":
-        monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", request.getfixturevalue("redis_prefix"))
-        redis_url = REDIS_URL
-    async with running(sqlite_url, fake_max.url, redis_url) as h:
-        await h.bot(BOT)
-        await h.publish(BOT, registration())
+async def harness(request, sqlite_url: str, fake_max: FakeMax) -> Harness:  # noqa: F811
+    async with serving(request, sqlite_url, fake_max.url, BOT, registration()) as h:
         yield h
 
 

@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -14,8 +12,8 @@ from server.runtime.stores.base import Write
 from server.runtime.stores.redis import RedisStore
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
 from tests.integration.privacy_support import leftovers
-from tests.integration.runtime_app import Harness, msg, running, texts
-from tests.integration.runtime_support import REDIS_URL, redis_prefix, sqlite_url  # noqa: F401
+from tests.integration.runtime_app import Harness, msg, running, serving, texts
+from tests.integration.runtime_support import redis_prefix, sqlite_url  # noqa: F401
 from tests.unit.test_masking import FLOW
 
 BOT = "privbot"
@@ -23,14 +21,8 @@ PHONE, EMAIL = "+7 916 123-45-67", "ivan.petrov@example.com"
 
 
 @pytest.fixture(params=["redis", "sql"])
-async def harness(request, sqlite_url: str, fake_max: FakeMax, monkeypatch) -> Harness:  # noqa: F811
-    redis_url = None
-    if request.param == "redis":
-        monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", request.getfixturevalue("redis_prefix"))
-        redis_url = REDIS_URL
-    async with running(sqlite_url, fake_max.url, redis_url) as h:
-        await h.bot(BOT)
-        await h.publish(BOT, FLOW)
+async def harness(request, sqlite_url: str, fake_max: FakeMax) -> Harness:  # noqa: F811
+    async with serving(request, sqlite_url, fake_max.url, BOT, FLOW) as h:
         yield h
 
 

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
-from tests.integration.runtime_app import Harness, msg, press, registration, running, texts
+from tests.integration.runtime_app import Harness, msg, press, registration, running, serving, texts
 from tests.integration.runtime_support import REDIS_URL, redis_prefix, sqlite_url  # noqa: F401
 
 BOT = "verbot"
@@ -28,14 +28,8 @@ def second_version() -> dict:
 
 
 @pytest.fixture(params=["redis", "sql"])
-async def harness(request, sqlite_url: str, fake_max: FakeMax, monkeypatch) -> Harness:  # noqa: F811
-    redis_url = None
-    if request.param == "redis":
-        monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", request.getfixturevalue("redis_prefix"))
-        redis_url = REDIS_URL
-    async with running(sqlite_url, fake_max.url, redis_url) as h:
-        await h.bot(BOT)
-        await h.publish(BOT, registration())
+async def harness(request, sqlite_url: str, fake_max: FakeMax) -> Harness:  # noqa: F811
+    async with serving(request, sqlite_url, fake_max.url, BOT, registration()) as h:
         yield h
 
 
