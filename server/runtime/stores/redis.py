@@ -11,11 +11,11 @@ import msgspec
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.runtime import funnel_rows
-from server.runtime.funnel_counts import HOUR, KEEP_SECONDS, ledger_info, split_group
+from server.runtime.funnel_counts import HOUR, KEEP_SECONDS, ledger_info
 from server.runtime.keys import Keys, member, split_member
 from server.runtime.ratelimit import interval_ms
 from server.runtime.stores import timeline_rows
+from server.runtime.stores.redis_funnel import RedisFunnel
 from server.runtime.stores.redis_listing import RedisListing
 from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Ack, Claim, DialogStore, Loaded, LockLost, Next,
@@ -80,7 +80,7 @@ def _database_answers() -> Iterator[None]:
         raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
 
 
-class RedisStore(RedisListing, DialogStore):
+class RedisStore(RedisListing, RedisFunnel, DialogStore):
     """Dialogs under `<prefix>:v1:{bot:user}:*`; timers, outbox queue and actions in shared sorted sets."""
 
     name = "redis"
@@ -422,71 +422,7 @@ class RedisStore(RedisListing, DialogStore):
         while await self._run(FUNNEL_SWEEP, [k.expiry, k.expiry_info, k.counter_index],
                               [repr(now), int(now // HOUR), k.counters, KEEP_SECONDS, k.base, SWEEP_BATCH]) >= SWEEP_BATCH:
             pass
-        if self.timeline_db is not None:
-            try:
-                async with self.timeline_db.begin() as conn:
-                    await timeline_rows.sweep(conn, now)
-            except (DBAPIError, OSError, TimeoutError) as exc:
-                raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
-
-    async def _counter_groups(self, hours: range, bot: str | None = None) -> list[tuple[str, dict[str, int]]]:
-        """Counter keys of the hours still in Redis (of one bot, or all) with their fields."""
-        keys = await self._call("ZRANGEBYSCORE", self.keys.counter_index, hours.start, hours.stop - 1)
-        wanted = self.keys.counters + (f"{bot}|" if bot is not None else "")
-        found = []
-        for key in (raw.decode() for raw in keys):
-            if key.startswith(wanted):
-                flat = await self._call("HGETALL", key)
-                pairs = flat.items() if isinstance(flat, dict) else zip(flat[::2], flat[1::2])  # redis-py: a dict
-                found.append((key[len(self.keys.counters):], {f.decode(): int(v) for f, v in pairs}))
-        return found
-
-    async def funnel(self, bot: str, flow: str, version: str, hours: range) -> dict[str, int]:
-        """Counters copied to the database, each raised to its value still in Redis (the newer one).
-
-        Hours older than Redis keeps are summed by the database; the recent ones are read hour by hour.
-        """
-        recent = range(max(hours.start, int(self.clock() // HOUR) - KEEP_SECONDS // HOUR - 1), hours.stop)
-        totals: dict[str, int] = {}
-        rolled: dict[tuple[int, str], int] = {}
-        if self.timeline_db is not None:
-            older = range(hours.start, max(hours.start, min(recent.start, hours.stop)))
-            totals = await self._awaited(funnel_rows.totals(self.timeline_db, bot, flow, version, older))
-            if recent:
-                rolled = await self._awaited(funnel_rows.read(self.timeline_db, bot, flow, version, recent))
-        for name, fields in await self._counter_groups(recent, bot) if recent else ():
-            g_flow, g_version, hour = split_group(name[len(bot) + 1:])
-            if (g_flow, g_version) == (flow, str(version)) and hour in recent:
-                for field, value in fields.items():
-                    rolled[(hour, field)] = max(rolled.get((hour, field), 0), value)
-        for (_, field), value in rolled.items():
-            totals[field] = totals.get(field, 0) + value
-        return totals
-
-    async def roll_up(self) -> int:
-        """Copy the counter groups of this hour and the last to the database (one replica at a time; absolute
-        values: copying twice is harmless, and a group Redis lost and began again never lowers the copy).
-
-        Counters only grow during their own hour, so a group is copied for good in the hour after it.
-        """
-        hour = int(self.clock() // HOUR)
-        await self._call("ZREMRANGEBYSCORE", self.keys.counter_index, "-inf", f"({hour - KEEP_SECONDS // HOUR}")
-        if self.timeline_db is None or not await self._call("SET", self.keys.roller, "1", "NX", "PX", 10_000):
-            return 0
-        try:
-            return await self._copy(await self._counter_groups(range(hour - 1, hour + 2)))
-        finally:
-            await self._call("DEL", self.keys.roller)
-
-    async def _copy(self, groups: list[tuple[str, dict[str, int]]]) -> int:
-        rows = []
-        for name, fields in groups:
-            bot, rest = name.split("|", 1)
-            flow, version, hour = split_group(rest)
-            rows += [{"bot_id": bot, "flow_id": flow, "version": version, "hour": hour, "field": f, "value": v}
-                     for f, v in fields.items()]
-        await self._awaited(funnel_rows.raise_to(self.timeline_db, rows))
-        return len(groups)
+        await self._db(lambda conn: timeline_rows.sweep(conn, now))
 
     async def _awaited(self, awaitable: Any) -> Any:
         """A database call made elsewhere, its failures turned into StoreUnavailable."""
