@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from memory import BOT, PREFIX, free_port, message  # noqa: E402
+from memory import BOT, PREFIX, message, private_redis  # noqa: E402
 from server.runtime.catalog import BotInfo, Catalog  # noqa: E402
 from server.runtime.dispatch import Dispatcher  # noqa: E402
 from server.runtime.funnel_counts import BUCKETS  # noqa: E402
@@ -117,28 +115,8 @@ def main() -> int:
     ap.add_argument("--hours", type=int, default=24)
     ap.add_argument("--redis-url", help="measure on this Redis instead of a private one (keys under benchmem:)")
     args = ap.parse_args()
-    server = None
-    url = args.redis_url
-    if url is None:
-        port = free_port()
-        server = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-                                   "--dir", tempfile.mkdtemp(prefix="botflow-funnel-")],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"redis://127.0.0.1:{port}/0"
-        import socket
-
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-    try:
+    with private_redis(args.redis_url) as url:
         result = asyncio.run(measure(url, args.users, args.hours))
-    finally:
-        if server is not None:
-            server.terminate()
-            server.wait(5)
     print(f"{result['dialog_hours']} dialog-hours ({result['users_per_hour']} new dialogs an hour for "
           f"{result['hours']} h): {result['counter_hashes']} counter hashes of {result['fields_per_hash']} fields, "
           f"{result['counter_bytes_per_hash']} bytes each")

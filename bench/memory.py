@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -131,31 +133,36 @@ async def measure(url: str, users: int) -> dict[str, Any]:
                      for name, (n, size) in sorted(by_kind.items(), key=lambda kv: -kv[1][1])}}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--users", type=int, default=2000)
-    ap.add_argument("--redis-url", help="measure on this Redis instead of a private one (keys under benchmem:)")
-    args = ap.parse_args()
-    server = None
-    url = args.redis_url
-    if url is None:
-        port = free_port()
-        workdir = tempfile.mkdtemp(prefix="botflow-memory-")
-        server = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-                                   "--dir", workdir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"redis://127.0.0.1:{port}/0"
+@contextmanager
+def private_redis(url: str | None) -> Iterator[str]:
+    """`url` when given; else a Redis of our own (no persistence) on a free port, stopped afterwards."""
+    if url is not None:
+        yield url
+        return
+    port = free_port()
+    server = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
+                               "--dir", tempfile.mkdtemp(prefix="botflow-bench-")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
         for _ in range(100):
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
                 break
             except OSError:
                 time.sleep(0.05)
-    try:
-        result = asyncio.run(measure(url, args.users))
+        yield f"redis://127.0.0.1:{port}/0"
     finally:
-        if server is not None:
-            server.terminate()
-            server.wait(5)
+        server.terminate()
+        server.wait(5)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--users", type=int, default=2000)
+    ap.add_argument("--redis-url", help="measure on this Redis instead of a private one (keys under benchmem:)")
+    args = ap.parse_args()
+    with private_redis(args.redis_url) as url:
+        result = asyncio.run(measure(url, args.users))
     print(f"{result['users']} idle dialogs after /start and a name: {result['bytes_per_dialog']} bytes of Redis "
           f"per dialog (used_memory delta {result['used_memory_delta']})")
     print("| key kind | keys | bytes per dialog (MEMORY USAGE) |")
