@@ -5,7 +5,7 @@ import asyncio
 import contextlib
 import functools
 import time
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
 import msgspec
 from sqlalchemy import cast, delete, func, literal_column, select, text, update
@@ -24,6 +24,8 @@ from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, Claim, DialogStore, Loaded, LockLost,
     Next, Sample, StoreUnavailable, Write,
 )
+
+T = TypeVar("T")
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
@@ -184,6 +186,12 @@ class SqlStore(SqlListing, DialogStore):
 
     async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> Next | None:
         now = self.clock()
+        return await self._end_turn(bot, user, token, loaded, now,
+                                    lambda conn: self._write(conn, bot, user, token, write, now))
+
+    async def _end_turn(self, bot: str, user: str, token: str, loaded: Loaded, now: float,
+                        work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+        """Run `work` in the transaction that ends the turn (`token` must still hold the lock), then let go."""
         try:
             if not self.postgres:
                 held = self._locks.get((bot, user))
@@ -191,14 +199,15 @@ class SqlStore(SqlListing, DialogStore):
                     raise LockLost(f"{bot}/{user}")
                 try:
                     async with self._claiming, self.engine.begin() as conn:
-                        return await self._write(conn, bot, user, token, write, now)
+                        return await work(conn)
                 finally:
                     self._locks.pop((bot, user), None)
             conn: AsyncConnection = loaded.handle
+            loaded.handle = None  # the turn ends here either way: nothing is left for `release`
             try:
-                claimed = await self._write(conn, bot, user, token, write, now)
+                done = await work(conn)
                 await conn.commit()
-                return claimed
+                return done
             finally:
                 await conn.close()
         except (OperationalError, DBAPIError, OSError) as exc:
@@ -243,26 +252,7 @@ class SqlStore(SqlListing, DialogStore):
         return erased
 
     async def erase(self, bot: str, user: str, token: str, loaded: Loaded) -> dict[str, int]:
-        try:
-            if not self.postgres:
-                held = self._locks.get((bot, user))
-                if held is None or held[0] != token or held[1] <= self.clock():
-                    raise LockLost(f"{bot}/{user}")
-                try:
-                    async with self._claiming, self.engine.begin() as conn:
-                        return await self._erase(conn, bot, user)
-                finally:
-                    self._locks.pop((bot, user), None)
-            conn: AsyncConnection = loaded.handle
-            loaded.handle = None  # the turn ends here either way: nothing is left for `release`
-            try:
-                erased = await self._erase(conn, bot, user)
-                await conn.commit()
-                return erased
-            finally:
-                await conn.close()
-        except (OperationalError, DBAPIError, OSError) as exc:
-            raise StoreUnavailable(str(exc)) from exc
+        return await self._end_turn(bot, user, token, loaded, self.clock(), lambda conn: self._erase(conn, bot, user))
 
     @_guarded
     async def forget_timelines(self, cutoffs: dict[str, float], default: float) -> int:
