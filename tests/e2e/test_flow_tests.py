@@ -7,7 +7,7 @@ import json
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.canvas import node_point, open_editor
+from tests.e2e.canvas import node_point, open_editor, wait_until
 from tests.e2e.conftest import ROOT, App, shoot
 
 
@@ -157,6 +157,15 @@ def test_uncovered_transitions_are_drawn_on_the_graph(page: Page, app: App) -> N
     expect(page.locator("[data-tests-coverage]")).to_contain_text("85.7%")
     assert page.evaluate("window.botflowEditor.cy.edges('.cov-uncovered').map(e => e.id())") == ["t:from_island"]
     shoot(page, "tests-uncovered-on-graph")
+    # Zooming out far enough swaps the whole stylesheet for dots and back: the marks' colours come back with it.
+    red = "window.botflowEditor.cy.getElementById('t:from_island').style('line-color')"
+    marked = page.evaluate(red)
+    look = "document.getElementById('canvas').dataset.look"
+    for zoom, want in ((0.03, "dots"), (1.0, "")):
+        page.evaluate("(z) => window.botflowEditor.cy.zoom(z)", zoom)
+        wait_until(page, f"({look} || '') === '{want}'")
+    assert page.evaluate(red) == marked != page.evaluate(
+        "window.botflowEditor.cy.getElementById('t:name_ok').style('line-color')")
 
 
 def test_publish_form_shows_the_failing_tests_of_a_bot_that_requires_them(page: Page, app: App) -> None:

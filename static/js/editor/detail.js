@@ -1,7 +1,7 @@
 // Levels of detail on a big flow (see style.js): once the zoom makes labels legible, the elements in and
 // around the view get the `detail` class; zoomed out again, they lose it. Elements far from the view keep the
 // cheap look nobody sees, so zooming into a 1,000-state flow restyles only what comes into view.
-import { DETAIL_ZOOM, DOT_ZOOM, DOT_ZOOM_OUT, graphStyle } from "./style.js";
+import { DETAIL_ZOOM, DOT_ZOOM, DOT_ZOOM_OUT, graphStyle, restoreStyles } from "./style.js";
 
 const SETTLE = 120;  // ms after the view stops moving
 
@@ -67,6 +67,7 @@ export class DotLevel {
     if (dots === this.dots) return false;
     this.dots = dots;
     this.cy.style(graphStyle({ ...this.options, dots }));
+    restoreStyles(this.cy);
     this.cy.container().dataset.look = dots ? "dots" : "";
     return true;
   }

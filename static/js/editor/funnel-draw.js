@@ -4,6 +4,7 @@
 // the older version (A) to the newer (B) and each badge and edge shows both sides' rates.
 import { t, lang } from "../i18n.js";
 import { nodeKey, edgeKey } from "./graph.js";
+import { addStyles } from "./style.js";
 
 const HEAT = ["#ffffff", "#fee2e2", "#fecaca", "#fca5a5", "#f87171"];  // drawn only without a comparison
 const STYLES = [
@@ -19,15 +20,6 @@ const CLASSES = "fn-heat-1 fn-heat-2 fn-heat-3 fn-heat-4 fn-leak fn-on fn-plain 
 export const CHANGED = 0.05;
 // A state where this share of the dialogs that entered it ended there by cancel or expiry is marked as leaking.
 const LEAK = 0.3;
-const styled = new WeakSet();
-
-function ensureStyles(cy) {
-  if (styled.has(cy)) return;
-  const style = cy.style();
-  for (const [selector, values] of STYLES) style.selector(selector).style(values);
-  style.update();
-  styled.add(cy);
-}
 
 const pct = (share) => (share === null ? "—" : `${Math.round(share * 100)}%`);
 const num = (n) => Number(n || 0).toLocaleString(lang);
@@ -80,7 +72,7 @@ function diffClass(inA, inB, a, b) {
 
 /** Paint one funnel (`b`), or the comparison of `a` (older) with `b`; returns the badge texts by state id. */
 export function paint(cy, b, a = null) {
-  ensureStyles(cy);
+  addStyles(cy, STYLES);
   const badges = new Map();
   cy.batch(() => {
     cy.elements().removeClass(CLASSES);

@@ -182,3 +182,27 @@ export function graphStyle({ levels = false, cards = true, dots = false } = {}) 
     ...MARKS,
   ];
 }
+
+// Rules other modules lay over the graph's own look (coverage, funnel), per canvas: a change of look
+// (DotLevel) replaces the whole stylesheet, and they must come back with it.
+const added = new WeakMap();
+
+function applyRules(cy, rules) {
+  const style = cy.style();
+  for (const [selector, values] of rules) style.selector(selector).style(values);
+  style.update();
+}
+
+/** Lay `rules` ([selector, style] pairs) over `cy`'s look, once; they survive a change of look. */
+export function addStyles(cy, rules) {
+  let mine = added.get(cy);
+  if (!mine) added.set(cy, (mine = new Set()));
+  if (mine.has(rules)) return;
+  mine.add(rules);
+  applyRules(cy, rules);
+}
+
+/** Put the added rules back after the whole stylesheet was replaced. */
+export function restoreStyles(cy) {
+  for (const rules of added.get(cy) || []) applyRules(cy, rules);
+}
