@@ -65,6 +65,7 @@ class Harness:
     def __init__(self, app: Any, client: httpx.AsyncClient) -> None:
         self.client = client
         self.app = app
+        self.version: int | None = None  # what `serving` published
 
     @property
     def runtime(self) -> Any:
@@ -139,15 +140,16 @@ async def running(database_url: str, max_url: str, redis_url: str | None, *,
 
 
 @asynccontextmanager
-async def serving(request: Any, sqlite_url: str, max_url: str, bot: str, flow: dict[str, Any]) -> AsyncIterator[Harness]:
-    """The app with `bot` serving `flow`, its dialogs in Redis (request.param "redis") or in SQL."""
+async def serving(request: Any, backend: str, sqlite_url: str, max_url: str, bot: str,
+                  flow: dict[str, Any]) -> AsyncIterator[Harness]:
+    """The app with `bot` serving `flow` (its version in `h.version`), dialogs in Redis or in SQL (`backend`)."""
     from tests.integration.runtime_support import REDIS_URL
 
     redis_url = None
-    if request.param == "redis":
+    if backend == "redis":
         request.getfixturevalue("monkeypatch").setenv("BOTFLOW_REDIS_PREFIX", request.getfixturevalue("redis_prefix"))
         redis_url = REDIS_URL
     async with running(sqlite_url, max_url, redis_url) as h:
         await h.bot(bot)
-        await h.publish(bot, flow)
+        h.version = await h.publish(bot, flow)
         yield h

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
-from tests.integration.runtime_app import msg, press, registration, running, texts
+from tests.integration.runtime_app import msg, press, registration, running, serving, texts
 from tests.integration.runtime_support import (  # noqa: F401 (fixtures)
     REDIS_URL, delete_prefix, migrated_database, redis_prefix, sqlite_url,
 )
@@ -97,14 +97,9 @@ def doubled(expected: dict[str, int]) -> dict[str, int]:
 
 @pytest.mark.parametrize("backend", ["redis", "sql"])
 async def test_counts_are_exact_with_cancel_expiry_and_completion(backend: str, sqlite_url: str, fake_max: FakeMax,
-                                                                  request, monkeypatch) -> None:  # noqa: F811
-    redis_url = None
-    if backend == "redis":
-        monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", request.getfixturevalue("redis_prefix"))
-        redis_url = REDIS_URL
-    async with running(sqlite_url, fake_max.url, redis_url) as h:
-        await h.bot(BOT)
-        version = await h.publish(BOT, short_flow())
+                                                                  request) -> None:  # noqa: F811
+    async with serving(request, backend, sqlite_url, fake_max.url, BOT, short_flow()) as h:
+        version = h.version
         await scenario(h, fake_max, 100)
         found = await funnel(h, version)
         await h.runtime.store.sweep(time.time())  # nothing new has expired: sweeping again changes nothing

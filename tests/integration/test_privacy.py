@@ -22,7 +22,7 @@ PHONE, EMAIL = "+7 916 123-45-67", "ivan.petrov@example.com"
 
 @pytest.fixture(params=["redis", "sql"])
 async def harness(request, sqlite_url: str, fake_max: FakeMax) -> Harness:  # noqa: F811
-    async with serving(request, sqlite_url, fake_max.url, BOT, FLOW) as h:
+    async with serving(request, request.param, sqlite_url, fake_max.url, BOT, FLOW) as h:
         yield h
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
-from tests.integration.runtime_app import msg, running, texts
+from tests.integration.runtime_app import msg, running, serving, texts
 from tests.integration.runtime_support import REDIS_URL, redis_prefix, sqlite_url  # noqa: F401
 
 BOT = "timebot"
@@ -26,14 +26,8 @@ def waiting_flow(timeout: float = 3) -> dict[str, Any]:
 
 @pytest.mark.parametrize("backend", ["redis", "sql"])
 async def test_reminder_and_timeout_fire_on_time_once(backend: str, sqlite_url: str, fake_max: FakeMax,
-                                                      request, monkeypatch) -> None:  # noqa: F811
-    redis_url = None
-    if backend == "redis":
-        monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", request.getfixturevalue("redis_prefix"))
-        redis_url = REDIS_URL
-    async with running(sqlite_url, fake_max.url, redis_url) as h:
-        await h.bot(BOT)
-        await h.publish(BOT, waiting_flow())
+                                                      request) -> None:  # noqa: F811
+    async with serving(request, backend, sqlite_url, fake_max.url, BOT, waiting_flow()) as h:
         opened = time.monotonic()
         await h.deliver(BOT, msg(8001, "hi"))
         await fake_max.wait_for(lambda f: "Время вышло" in texts(f, 8001), timeout=8)
