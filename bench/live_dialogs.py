@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 import msgspec  # noqa: E402
 from redis.asyncio import Redis  # noqa: E402
 
+from server.runtime.stores import dialog_codec  # noqa: E402
 from server.runtime.stores.listing import Search  # noqa: E402
 from server.runtime.stores.redis import RedisStore  # noqa: E402
 
@@ -62,7 +63,7 @@ async def redis_bench(url: str, n: int) -> None:
         for start in range(0, n, 5000):
             pipe = raw.pipeline(transaction=False)
             for i in range(start, min(n, start + 5000)):
-                pipe.set(store.keys.user(BOT, str(i)) + "d", msgspec.msgpack.encode(dialog(i)), ex=3600)
+                pipe.set(store.keys.user(BOT, str(i)) + "d", dialog_codec.encode(dialog(i)), ex=3600)
             await pipe.execute()
         print(f"Redis, {n} dialogs of one bot ({await raw.dbsize()} keys in the database):")
         await measure(store, n)

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.runtime.funnel_counts import HOUR, KEEP_SECONDS, ledger_info
 from server.runtime.keys import Keys, member, split_member
 from server.runtime.ratelimit import interval_ms
-from server.runtime.stores import timeline_rows
+from server.runtime.stores import dialog_codec, timeline_rows
 from server.runtime.stores.redis_funnel import RedisFunnel
 from server.runtime.stores.redis_listing import RedisListing
 from server.runtime.stores.base import (
@@ -29,13 +29,7 @@ from server.runtime.stores.resp import RedisError, RespClient, Script
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
-_pack = msgspec.msgpack.encode
-_unpack = msgspec.msgpack.decode
-
-
-def _dialog(raw: bytes) -> dict[str, Any]:
-    """A stored dialog: MessagePack (a quarter smaller than JSON), or JSON as written before."""
-    return _decode(raw) if raw[:1] == b"{" else _unpack(raw)
+_dialog = dialog_codec.decode
 
 
 # Timeline records pass through one stream on their way to the database, so an idle dialog keeps no
@@ -134,7 +128,7 @@ class RedisStore(RedisListing, RedisFunnel, DialogStore):
     async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> bool:
         base, k, now, counts = self.keys.user(bot, user), self.keys, self.clock(), write.counts
         args: list[Any] = [
-            token, _pack(write.session) if write.session is not None else "", int(write.ttl),
+            token, dialog_codec.encode(write.session) if write.session is not None else "", int(write.ttl),
             mark(user, write.dedupe) if write.dedupe is not None else "", MARK_BUCKET * (MARK_BUCKETS + 1),
             member(bot, user),
             repr(write.timer_due) if write.timer_due is not None else "",

@@ -5,9 +5,8 @@ import re
 from collections import Counter
 from typing import Any, Callable
 
-import msgspec
-
 from server.runtime.keys import Keys
+from server.runtime.stores import dialog_codec
 from server.runtime.stores.listing import (
     BadSearch, CountKey, DialogLine, DialogPage, Search, check, key_of, line, wanted,
 )
@@ -20,10 +19,6 @@ _CURSOR = re.compile(r"(\d{1,20})\.(\d{1,6})")
 def _glob(text: str) -> str:
     """`text` matched literally in a SCAN pattern."""
     return re.sub(r"([*?\[\]\\])", r"\\\1", text)
-
-
-def _stored(raw: bytes) -> dict[str, Any]:
-    return msgspec.json.decode(raw) if raw[:1] == b"{" else msgspec.msgpack.decode(raw)
 
 
 class RedisListing:
@@ -43,7 +38,7 @@ class RedisListing:
         if keys:
             for key, raw in zip(keys, await self._call("MGET", *keys)):
                 if raw is not None:
-                    found.append((self.keys.parse_dialog(key.decode())[1], _stored(raw)))
+                    found.append((self.keys.parse_dialog(key.decode())[1], dialog_codec.decode(raw)))
         return int(after), found
 
     async def dialog_counts(self, bot: str) -> dict[CountKey, int]:
@@ -59,7 +54,7 @@ class RedisListing:
         check(search)
         if search.exact:
             raw = await self._call("GET", self.keys.user(bot, search.user) + "d")
-            session = _stored(raw) if raw is not None else None
+            session = dialog_codec.decode(raw) if raw is not None else None
             hit = session is not None and wanted(search, search.user, session)
             return DialogPage([line(search.user, session)] if hit else [])
         cursor, skip = 0, 0

@@ -1,0 +1,47 @@
+"""The Redis store's dialog encoding gives back exactly the dialog it was given, and reads older shapes."""
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
+
+from server.runtime.stores import dialog_codec
+
+REGISTRATION = {
+    "flow": "registration", "version": 1, "state": "ask_phone", "data": {"name": "Иван"},
+    "history": ["ask_name"], "attempts": 0, "started_at": 1796145674.7631946, "updated_at": 1796145674.7646031,
+    "entered_at": 1796145674.7646031, "reminded": False, "timeout_held": False, "chat_id": 1234,
+    "due": 1796146574.7646031,
+}
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**63, 2**63 - 1) | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8)
+names = st.sampled_from([*dialog_codec.FIELDS, "sandbox", "locale", ""]) | st.text(max_size=6)
+
+
+@given(st.dictionaries(names, values, max_size=16))
+def test_any_dialog_comes_back_as_it_was(session: dict[str, Any]) -> None:
+    assert dialog_codec.decode(dialog_codec.encode(session)) == session
+
+
+def test_a_missing_field_stays_missing_and_none_stays_none() -> None:
+    without_due = {k: v for k, v in REGISTRATION.items() if k != "due"}
+    assert "due" not in dialog_codec.decode(dialog_codec.encode(without_due))
+    gap = {**without_due, "history": None}
+    del gap["attempts"]
+    back = dialog_codec.decode(dialog_codec.encode(gap))
+    assert back == gap and back["history"] is None and "attempts" not in back
+
+
+def test_the_array_is_less_than_half_the_map() -> None:
+    packed = dialog_codec.encode(REGISTRATION)
+    assert len(packed) * 2 < len(msgspec.msgpack.encode(REGISTRATION))
+
+
+def test_dialogs_written_as_json_or_a_map_are_still_read() -> None:
+    assert dialog_codec.decode(msgspec.json.encode(REGISTRATION)) == REGISTRATION
+    assert dialog_codec.decode(msgspec.msgpack.encode(REGISTRATION)) == REGISTRATION
