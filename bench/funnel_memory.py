@@ -5,8 +5,9 @@
 Each simulated hour, `--users` new users go through the registration example on the live path
 (Dispatcher.handle with the Redis store): half complete it, half stop at the phone question and stay
 running. Every dialog is then active in one hour: users x hours dialog-hours. It prints MEMORY USAGE of the
-counter hashes (one per bot, flow version and hour), their index, and the expiry zset and hash (one entry
-per running dialog, gone when it ends or expires). Without --redis-url it starts a private redis-server.
+counter hashes (one per bot, flow version and hour), their index, and the expiry hash (one entry per
+running dialog, gone when it ends or expires; the dialog's expiry time is its entry in the timers zset,
+which a dialog with a timer has anyway). Without --redis-url it starts a private redis-server.
 """
 from __future__ import annotations
 
@@ -83,11 +84,10 @@ async def measure(url: str, users: int, hours: int) -> dict[str, Any]:
     async for key in redis.scan_iter(match=keys.counters + "*", count=1000):
         sizes["counter hashes"][0] += 1
         sizes["counter hashes"][1] += await redis.memory_usage(key, samples=0) or 0
-    for name, key in (("counter index", keys.counter_index), ("expiry record", keys.expiry),
-                      ("expiry record", keys.expiry_info)):
+    for name, key in (("counter index", keys.counter_index), ("expiry record", keys.expiry_info)):
         sizes[name][0] += 1
         sizes[name][1] += await redis.memory_usage(key, samples=0) or 0
-    running = await redis.zcard(keys.expiry)
+    running = await redis.hlen(keys.expiry_info)
     # The most one hour of one flow version can hold: every field its states and transitions allow.
     every = [f"e:{st['id']}" for st in document["states"]] + [f"x:{st['id']}" for st in document["states"]]
     every += [f"{k}:{st['id']}:{b}" for st in document["states"] for k in "crb" for b in range(len(BUCKETS) + 1)]

@@ -65,7 +65,7 @@ def kind(key: str) -> str:
         return {"d": "dialog", "t": "timeline", "u": "duplicate mark", "o": "outbox", "l": "lock"}.get(
             match.group(1), match.group(1))
     name = key.rsplit(":", 1)[-1] if ":" in key else key
-    return {"fx": "funnel expiry record (zset)", "fxi": "funnel expiry record (hash)",
+    return {"timers": "timers (due time, or expiry)", "fxi": "funnel expiry record (hash)",
             "fnk": "funnel counter index"}.get(name, name)
 
 

@@ -9,11 +9,13 @@ class Keys:
     """Builds every key the runtime uses under one prefix (tests pass a unique prefix)."""
 
     __slots__ = ("base", "timers", "outq", "outc", "actq", "acts", "rate", "timeline", "mover", "channel",
-                 "expiry", "expiry_info", "counters", "counter_index", "roller")
+                 "legacy_expiry", "expiry_info", "counters", "counter_index", "roller")
 
     def __init__(self, prefix: str = "botflow") -> None:
         self.base = f"{prefix}:{FORMAT_VERSION}:"
-        self.timers = self.base + "timers"  # zset: member -> due time
+        # zset: member -> when to look at that dialog next: its timer's due time, or just after its expiry
+        # if that comes first and the funnel counts (then an entry whose dialog is gone counts an expiry)
+        self.timers = self.base + "timers"
         self.outq = self.base + "outq"  # zset: member -> next look at that user's outbox (retry or claim end)
         self.outc = self.base + "outc"  # hash: member -> owner token of the claim on that user's outbox
         self.actq = self.base + "actq"  # zset: action id -> next attempt
@@ -22,7 +24,7 @@ class Keys:
         self.mover = self.base + "tl:mover"  # string, PX: the replica moving the stream right now
         self.rate = self.base + "rate:"  # + bot: string, the bot's shared send schedule (GCRA)
         self.channel = self.base + "publish"  # pub/sub: publications and bot changes
-        self.expiry = self.base + "fx"  # zset: member -> when its dialog expires (funnel expiry count)
+        self.legacy_expiry = self.base + "fx"  # zset of earlier releases, folded into timers by the sweep
         self.expiry_info = self.base + "fxi"  # hash: member -> "flow|version<TAB>state" of that dialog
         self.counters = self.base + "fn:"  # + bot|flow|version|hour: hash, funnel counter fields
         self.counter_index = self.base + "fnk"  # zset: counter key -> its hour (what the rollup copies)

@@ -568,6 +568,18 @@ async def test_an_expired_dialog_is_counted_once_by_the_sweep_or_its_next_turn(s
     assert await store.session(bot, "34") is not None
 
 
+async def test_a_timer_pass_and_the_sweep_count_an_expiry_once_between_them(store: DialogStore, bot: str) -> None:
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    await save(store, bot, "70", Write(dialog("ask"), ttl=1, counts=counted(now, "e:ask")))  # no timer of its own
+    await save(store, bot, "71", Write(dialog("wait"), ttl=1, timer_due=now + 600, counts=counted(now, "e:wait")))
+    later = await expire(store)
+    assert [u for b, u in await store.timers_due(later, lease=5) if b == bot] == []  # nothing left to fire
+    await store.sweep(later)
+    await store.sweep(later)
+    assert await store.funnel(bot, "f", "1", hours(later)) == {"e:ask": 1, "e:wait": 1, "x:ask": 1, "x:wait": 1}
+    assert [u for b, u in await store.timers_due(later + 700, lease=5) if b == bot] == []  # 71's timer went too
+
+
 async def test_hours_older_than_redis_keeps_are_read_from_the_database(store: DialogStore, bot: str) -> None:
     clock = store.test_clock  # type: ignore[attr-defined]
     now = clock.now

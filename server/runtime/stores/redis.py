@@ -22,8 +22,8 @@ from server.runtime.stores.base import (
     Sample, StoreUnavailable, Write, new_token,
 )
 from server.runtime.stores.redis_scripts import (
-    ACTION_LATER, BEGIN, CLAIM, COMMIT, ERASE, FUNNEL_SWEEP, OUTBOX_ACKS, OUTBOX_CLAIM, OUTBOX_DONE, OUTBOX_HOLD,
-    OUTBOX_LATER, OUTBOX_SAMPLE, RELEASE, RENEW, TIMERS_DUE,
+    ACTION_LATER, BEGIN, CLAIM, COMMIT, ERASE, FOLD_EXPIRY, OUTBOX_ACKS, OUTBOX_CLAIM, OUTBOX_DONE, OUTBOX_HOLD,
+    OUTBOX_LATER, OUTBOX_SAMPLE, RELEASE, RENEW, WAKE,
 )
 from server.runtime.stores.resp import RedisError, RespClient, Script
 
@@ -36,7 +36,10 @@ _dialog = dialog_codec.decode
 # timeline in Redis. Should the database stay away, the stream keeps the newest STREAM_MAX records.
 STREAM_MAX = 1_000_000
 STREAM_READ = 10_000  # records not yet moved that a timeline read looks through
-SWEEP_BATCH = 500  # expired dialogs counted per script call (each call blocks Redis briefly)
+SWEEP_BATCH = 500  # due timer entries a sweep looks at per script call (each call blocks Redis briefly)
+WAKE_ROUNDS = 10  # script calls one timer pass makes at most when the entries it meets are of ended dialogs
+# A dialog's expiry is looked at this long after its key's TTL, so the key is surely gone by then.
+EXPIRY_MARGIN = 0.25
 
 # Duplicate marks: 12-byte digests in one set per bot per time bucket (a few dozen bytes a mark, against
 # ~120 for a key of its own); a mark counts while its bucket is one of the last MARK_BUCKETS, so it is
@@ -127,11 +130,15 @@ class RedisStore(RedisListing, RedisFunnel, DialogStore):
 
     async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> bool:
         base, k, now, counts = self.keys.user(bot, user), self.keys, self.clock(), write.counts
+        wake = write.timer_due
+        if counts is not None and write.session is not None:  # its expiry is counted when the timers find it gone
+            expiry = now + write.ttl + EXPIRY_MARGIN
+            wake = expiry if wake is None else min(wake, expiry)
         args: list[Any] = [
             token, dialog_codec.encode(write.session) if write.session is not None else "", int(write.ttl),
             mark(user, write.dedupe) if write.dedupe is not None else "", MARK_BUCKET * (MARK_BUCKETS + 1),
             member(bot, user),
-            repr(write.timer_due) if write.timer_due is not None else "",
+            repr(wake) if wake is not None else "",
             _encode(write.timeline) if write.timeline is not None else "", STREAM_MAX,
             len(counts.pairs) if counts is not None else "",
             repr(now + write.outbox_lease), repr(now), len(write.outbox), "1" if write.had_timer else "",
@@ -147,8 +154,7 @@ class RedisStore(RedisListing, RedisFunnel, DialogStore):
                 info = "="  # same flow version and state as stored: nothing to note
             else:
                 info = ledger_info(after)
-            args += ["1" if counts.prior_gone else "", info, int(now) + write.ttl,
-                     int(now // HOUR), k.counters + bot + "|", KEEP_SECONDS]
+            args += ["1" if counts.prior_gone else "", info, int(now // HOUR), k.counters + bot + "|", KEEP_SECONDS]
             for pair in counts.pairs:
                 args += pair
         for action in write.actions:
@@ -156,8 +162,8 @@ class RedisStore(RedisListing, RedisFunnel, DialogStore):
             args.append(_encode(action))
         result = await self._run(
             COMMIT, [base + "l", base + "d", k.timeline, k.marks(bot, int(now // MARK_BUCKET)), k.timers,
-                     base + "o", k.outq, k.actq, k.acts, k.outc, k.rate + bot, k.expiry, k.expiry_info,
-                     k.counter_index], args)
+                     base + "o", k.outq, k.actq, k.acts, k.outc, k.rate + bot, k.expiry_info, k.counter_index],
+            args)
         if not result:
             raise LockLost(f"{bot}/{user}")
         if result == 1:
@@ -214,7 +220,7 @@ class RedisStore(RedisListing, RedisFunnel, DialogStore):
             await self._run(RELEASE, [self.keys.mover], [mover])
         actions = await self._user_actions(bot, user)
         found = await self._run(ERASE, [base + "l", base + "d", k.timers, base + "o", k.outq, k.outc,
-                                              k.expiry, k.expiry_info],
+                                              k.expiry_info],
                                 [token, member(bot, user)])
         if not found:
             raise LockLost(f"{bot}/{user}")
@@ -329,9 +335,25 @@ class RedisStore(RedisListing, RedisFunnel, DialogStore):
         async for key in self._dialog_keys(self.keys.dialog_pattern(bot)):
             yield self.keys.parse_dialog(key.decode())[1]
 
+    async def _wake(self, now: float, lease_end: str, offset: int, limit: int) -> tuple[int, list[bytes]]:
+        """One WAKE call: (entries looked at, members of those whose dialog is still there)."""
+        k = self.keys
+        found = await self._run(WAKE, [k.timers, k.expiry_info, k.counter_index],
+                                [repr(now), lease_end, offset, limit, k.base, int(now // HOUR), k.counters,
+                                 KEEP_SECONDS])
+        return int(found[0]), found[1:]
+
     async def timers_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
-        found = await self._run(TIMERS_DUE, [self.keys.timers], [repr(now), repr(now + lease), limit, self.keys.base])
-        return [split_member(m.decode()) for m in found]
+        """Due timers claimed; entries of dialogs gone on the way are counted as expired and removed (a
+        claimed entry leaves the due range, so every call starts at the front)."""
+        claimed: list[bytes] = []
+        for _ in range(WAKE_ROUNDS):
+            asked = limit - len(claimed)
+            looked, live = await self._wake(now, repr(now + lease), 0, asked)
+            claimed += live
+            if looked < asked or len(claimed) >= limit:
+                break
+        return [split_member(m.decode()) for m in claimed]
 
     async def timers_hold(self, claims: list[tuple[str, str]], until: float) -> None:
         if claims:
@@ -410,12 +432,16 @@ class RedisStore(RedisListing, RedisFunnel, DialogStore):
                 found.dialogs[label] = found.dialogs.get(label, 0) + 1
 
     async def sweep(self, now: float) -> None:
-        """Count expired dialogs once; forget moved timeline records older than TIMELINE_TTL (Redis expires
-        everything else itself)."""
-        k = self.keys
-        while await self._run(FUNNEL_SWEEP, [k.expiry, k.expiry_info, k.counter_index],
-                              [repr(now), int(now // HOUR), k.counters, KEEP_SECONDS, k.base, SWEEP_BATCH]) >= SWEEP_BATCH:
+        """Count expired dialogs once (what the timer passes have not met yet); forget moved timeline records
+        older than TIMELINE_TTL (Redis expires everything else itself)."""
+        while await self._run(FOLD_EXPIRY, [self.keys.legacy_expiry, self.keys.timers], []):
             pass
+        offset = 0
+        while True:
+            looked, live = await self._wake(now, "", offset, SWEEP_BATCH)
+            offset += len(live)  # entries still there stay in the due range: step over them
+            if looked < SWEEP_BATCH:
+                break
         await self._db(lambda conn: timeline_rows.sweep(conn, now))
 
     async def _awaited(self, awaitable: Any) -> Any:

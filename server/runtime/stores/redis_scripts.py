@@ -5,8 +5,9 @@ from server.runtime.ratelimit import GCRA
 from server.runtime.stores.resp import Script
 
 # Funnel counters. bump: one increment of a counter group (the key is new: it joins the index, with its
-# hour, and expires after `keep` s). count_expired: the dialog `m` remembered in the expiry zset/info hash
-# is counted as ended by expiry, in the group of its flow version at `hour`, and forgotten.
+# hour, and expires after `keep` s). count_expired: the dialog `m` remembered in the expiry info hash is
+# counted as ended by expiry, in the group of its flow version at `hour`, and forgotten (nothing when the
+# hash has no entry for it: counted already, or never counted).
 FUNNEL = """
 local function bump(key, field, hour, index, keep)
   -- a field's first count may be the key's first: only then can the key be missing from the index
@@ -14,13 +15,12 @@ local function bump(key, field, hour, index, keep)
     redis.call('EXPIRE', key, keep)
   end
 end
-local function count_expired(zset, info, m, prefix, hour, index, keep)
+local function count_expired(info, m, prefix, hour, index, keep)
   local found = redis.call('HGET', info, m)
   if found then
     local g, state = string.match(found, '^(.*)\t(.*)$')
     bump(prefix .. g .. '|' .. hour, 'x:' .. state, hour, index, keep)
     redis.call('HDEL', info, m)
-    redis.call('ZREM', zset, m)
   end
 end
 """
@@ -47,11 +47,11 @@ return 0
 """)
 
 # KEYS: lock, dialog, timeline stream, this bucket's mark set, timers, outbox, outq, actq, acts, outc,
-#       the bot's rate, funnel expiry zset, funnel expiry info hash, funnel counter index.
-# ARGV: token, dialog ('' drops it), ttl, mark ('' none), mark set ttl, member, timer due ('' none),
+#       the bot's rate, funnel expiry info hash, funnel counter index.
+# ARGV: token, dialog ('' drops it), ttl, mark ('' none), mark set ttl, member, wake time ('' none),
 #       timeline record ('' none), stream max length, c funnel pairs ('' counts nothing), claim end, now,
 #       n outbox, had timer, rate interval ms ('' keeps no rate), outbox items..., then when counting:
-#       prior gone ('1'), expiry info ('' drops it, '=' keeps it as it is), expiry time, hour, the bot's counter key prefix,
+#       prior gone ('1'), expiry info ('' drops it, '=' keeps it as it is), hour, the bot's counter key prefix,
 #       counter key ttl, c (group, field) pairs; then action (id, json) pairs.
 # Returns 0 when the lock was lost, 1 when saved, {2, ms to the first send's rate slot or -1} when
 # saved and the caller now holds the outbox claim.
@@ -80,18 +80,15 @@ end
 local first_action = 16 + n
 if ARGV[10] ~= '' then
   local c, at = tonumber(ARGV[10]), 16 + n
-  first_action = at + 6 + 2 * c
-  if ARGV[at] == '1' then count_expired(KEYS[12], KEYS[13], ARGV[6], ARGV[at + 4], ARGV[at + 3], KEYS[14], ARGV[at + 5]) end
+  first_action = at + 5 + 2 * c
+  if ARGV[at] == '1' then count_expired(KEYS[12], ARGV[6], ARGV[at + 3], ARGV[at + 2], KEYS[13], ARGV[at + 4]) end
   if ARGV[at + 1] == '' then
-    redis.call('ZREM', KEYS[12], ARGV[6])
-    redis.call('HDEL', KEYS[13], ARGV[6])
+    redis.call('HDEL', KEYS[12], ARGV[6])
   elseif ARGV[at + 1] ~= '=' then
-    -- a new entry gets its expiry time; a known one keeps its older time, which the sweep moves on
-    redis.call('ZADD', KEYS[12], 'NX', ARGV[at + 2], ARGV[6])
-    redis.call('HSET', KEYS[13], ARGV[6], ARGV[at + 1])
+    redis.call('HSET', KEYS[12], ARGV[6], ARGV[at + 1])
   end
-  for i = at + 6, at + 5 + 2 * c, 2 do
-    bump(ARGV[at + 4] .. ARGV[i], ARGV[i + 1], ARGV[at + 3], KEYS[14], ARGV[at + 5])
+  for i = at + 5, at + 4 + 2 * c, 2 do
+    bump(ARGV[at + 3] .. ARGV[i], ARGV[i + 1], ARGV[at + 2], KEYS[13], ARGV[at + 4])
   end
 end
 for i = first_action, #ARGV, 2 do
@@ -102,7 +99,7 @@ redis.call('DEL', KEYS[1])
 return result
 """)
 
-# One user forgotten. KEYS: lock, dialog, timers, outbox, outq, outc, funnel expiry, its info. ARGV: token, member.
+# One user forgotten. KEYS: lock, dialog, timers, outbox, outq, outc, funnel expiry info. ARGV: token, member.
 # Returns 0 when the lock was lost, else {dialogs deleted, timers removed, queued sends dropped}.
 ERASE = Script("""
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -113,8 +110,7 @@ redis.call('DEL', KEYS[4])
 redis.call('ZREM', KEYS[5], ARGV[2])
 redis.call('HDEL', KEYS[6], ARGV[2])
 -- the funnel's expiry record: an erased dialog must not be counted as expired later
-redis.call('ZREM', KEYS[7], ARGV[2])
-redis.call('HDEL', KEYS[8], ARGV[2])
+redis.call('HDEL', KEYS[7], ARGV[2])
 redis.call('DEL', KEYS[1])
 return {dialog, timer, queued}
 """)
@@ -124,20 +120,37 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """)
 
-# KEYS: timers. ARGV: now, lease end, limit, dialog key prefix. Entries whose dialog is gone are removed.
-TIMERS_DUE = Script("""
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
-local out = {}
+# The timers zset holds when to look at a dialog next: its timer's due time or, while the funnel counts,
+# just after its expiry if that comes first. Due entries whose dialog is gone are counted as expired (when
+# the expiry info remembers them) and removed; the others are claimed until the lease end (none: left
+# where they are, for a sweep). KEYS: timers, funnel expiry info, counter index. ARGV: now, lease end
+# ('' claims nothing), offset, limit, dialog key prefix, hour, counter key prefix (without the bot),
+# counter key ttl. Returns how many it looked at, then the members whose dialog is still there.
+WAKE = Script(FUNNEL + """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', ARGV[3], ARGV[4])
+local out = {#due}
 for _, m in ipairs(due) do
   local bot, user = string.match(m, '^(.*)|(.*)$')
-  if redis.call('EXISTS', ARGV[4] .. '{' .. bot .. ':' .. user .. '}:d') == 1 then
-    redis.call('ZADD', KEYS[1], ARGV[2], m)
+  if redis.call('EXISTS', ARGV[5] .. '{' .. bot .. ':' .. user .. '}:d') == 1 then
+    if ARGV[2] ~= '' then redis.call('ZADD', KEYS[1], ARGV[2], m) end
     out[#out + 1] = m
   else
+    count_expired(KEYS[2], m, ARGV[7] .. bot .. '|', ARGV[6], KEYS[3], ARGV[8])
     redis.call('ZREM', KEYS[1], m)
   end
 end
 return out
+""")
+
+# The funnel's own expiry zset of earlier releases, folded into the timers a batch at a time: a member
+# wakes at the earlier of its two times. KEYS: that zset, timers. Returns how many moved.
+FOLD_EXPIRY = Script("""
+local moved = redis.call('ZRANGE', KEYS[1], 0, 999, 'WITHSCORES')
+for i = 1, #moved, 2 do
+  redis.call('ZADD', KEYS[2], 'LT', moved[i + 1], moved[i])
+  redis.call('ZREM', KEYS[1], moved[i])
+end
+return #moved / 2
 """)
 
 # KEYS: outq, outc. ARGV: now, lease end, limit, owner. Returns member, taken-over flag pairs.
@@ -253,24 +266,4 @@ for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, 49)) do
   end
 end
 return {users, oldest}
-""")
-
-# Dialogs past the expiry time noted for them: counted as expired once when Redis dropped their key
-# (whoever sweeps first removes them); a dialog still there was active since, and its time moves to
-# when its key now expires. KEYS: expiry zset, expiry info hash, counter index. ARGV: now, hour, counter
-# key prefix (without the bot), counter key ttl, dialog key prefix, limit. Returns how many it looked at.
-FUNNEL_SWEEP = Script(FUNNEL + """
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[6])
-for _, m in ipairs(due) do
-  local bot, user = string.match(m, '^(.*)|(.*)$')
-  local left = redis.call('PTTL', ARGV[5] .. '{' .. bot .. ':' .. user .. '}:d')
-  if left == -2 then
-    count_expired(KEYS[1], KEYS[2], m, ARGV[3] .. bot .. '|', ARGV[2], KEYS[3], ARGV[4])
-    redis.call('ZREM', KEYS[1], m)  -- also when nothing was remembered of it
-  else
-    if left < 0 then left = 3600000 end
-    redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + left / 1000 + 1, m)
-  end
-end
-return #due
 """)
