@@ -47,6 +47,13 @@ def test_a_large_reply_in_small_packets_is_parsed_without_rereading() -> None:
     assert not parser.stack and parser.need == -1
 
 
+def test_a_command_is_framed_as_bulk_strings_whatever_its_argument_types() -> None:
+    assert pack(("SET", b"k\r\n", 7, 2.5, "Иван")) == (
+        b"*5\r\n$3\r\nSET\r\n$3\r\nk\r\n\r\n$1\r\n7\r\n$3\r\n2.5\r\n$8\r\n" + "Иван".encode() + b"\r\n")
+    assert pack(("ECHO", True)) == b"*2\r\n$4\r\nECHO\r\n$4\r\nTrue\r\n"  # other types: their str()
+    assert parse(pack(("GET", "x" * 70_000)))[0][1] == b"x" * 70_000
+
+
 def test_garbage_is_a_protocol_error_not_a_hang() -> None:
     with pytest.raises(ProtocolError):
         parse(b"?what\r\n")

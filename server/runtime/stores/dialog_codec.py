@@ -14,6 +14,7 @@ import msgspec
 FIELDS = ("flow", "version", "state", "data", "history", "attempts", "started_at", "updated_at",
           "entered_at", "reminded", "timeout_held", "chat_id", "due")
 _POSITION = {name: index for index, name in enumerate(FIELDS)}
+_COUNT = len(FIELDS)
 # Stands for a field the dialog does not have (None is a value a field may hold).
 _ABSENT = msgspec.msgpack.Ext(1, b"")
 _ARRAY_HEADS = frozenset({*range(0x90, 0xA0), 0xDC, 0xDD})
@@ -25,19 +26,14 @@ _unpack = msgspec.msgpack.decode
 def encode(session: dict[str, Any]) -> bytes:
     """The dialog as an array of its FIELDS' values (trailing absent ones left off), then a map of any
     other keys it has, so nothing is ever dropped."""
-    values: list[Any] = [_ABSENT] * len(FIELDS)
-    extra: dict[str, Any] = {}
-    last = -1
-    for name, value in session.items():
-        index = _POSITION.get(name)
-        if index is None:
-            extra[name] = value
-        else:
-            values[index] = value
-            last = max(last, index)
-    if extra:
-        return _pack([*values, extra])
-    return _pack(values[:last + 1])
+    values = [session.get(name, _ABSENT) for name in FIELDS]
+    absent = values.count(_ABSENT)
+    if len(session) + absent > _COUNT:  # keys of its own: kept in a map after the fields
+        return _pack([*values, {k: v for k, v in session.items() if k not in _POSITION}])
+    if absent:
+        while values and values[-1] is _ABSENT:
+            values.pop()
+    return _pack(values)
 
 
 def decode(raw: bytes) -> dict[str, Any]:
@@ -47,7 +43,9 @@ def decode(raw: bytes) -> dict[str, Any]:
     found = _unpack(raw)
     if raw[0] not in _ARRAY_HEADS:
         return found
-    session = {name: value for name, value in zip(FIELDS, found) if not isinstance(value, msgspec.msgpack.Ext)}
-    if len(found) > len(FIELDS):
-        session.update(found[len(FIELDS)])
+    session = dict(zip(FIELDS, found))
+    if len(found) < _COUNT or _ABSENT in found:  # only then can a field be missing (Ext values are equal by content)
+        session = {name: value for name, value in session.items() if not isinstance(value, msgspec.msgpack.Ext)}
+    if len(found) > _COUNT:
+        session.update(found[_COUNT])
     return session

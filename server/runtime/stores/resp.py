@@ -12,6 +12,8 @@ from collections import deque
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from hiredis import pack_command
+
 from server.runtime.stores.base import StoreUnavailable
 
 # Redis's own default for proto-max-bulk-len: a bulk header above it is a broken stream, not data.
@@ -28,18 +30,16 @@ class ProtocolError(StoreUnavailable):
     """The byte stream is not RESP; the connection is dropped."""
 
 
+_PACKED = frozenset({str, bytes, int, float})  # what hiredis takes as it is (a bool it refuses)
+
+
 def pack(args: tuple[Any, ...]) -> bytes:
-    """One command in RESP."""
-    out = [b"*%d\r\n" % len(args)]
-    append = out.append
-    for arg in args:
-        kind = arg.__class__
-        if kind is str:
-            arg = arg.encode()
-        elif kind is not bytes:
-            arg = str(arg).encode()
-        append(b"$%d\r\n%s\r\n" % (len(arg), arg))
-    return b"".join(out)
+    """One command in RESP: hiredis's encoder in C (a third of the time of ours in Python, which was a
+    tenth of a turn); any other argument type is sent as its str()."""
+    try:
+        return pack_command(args)
+    except TypeError:
+        return pack_command(tuple(a if type(a) in _PACKED else str(a) for a in args))
 
 
 class Parser:
