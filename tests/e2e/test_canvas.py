@@ -237,7 +237,7 @@ def test_shortcut_overlay_opens_with_question_mark(page: Page, app: App) -> None
 def test_panel_adds_a_transition_on_one_of_the_states_buttons(page: Page, app: App) -> None:
     flow = import_example(app, "support")
     open_editor(page, app.url, flow)
-    page.evaluate("window.botflowEditor.cy.getElementById('s:choose_category').select()")
+    page.evaluate("() => { window.botflowEditor.cy.getElementById('s:choose_category').select(); }")
     page.locator('#panel form[hx-post$="/state/choose_category"]').wait_for()
     box = page.locator("#panel .add-transition")
     on = box.get_by_label("Fires on")
@@ -326,7 +326,7 @@ def test_new_and_pasted_states_land_in_free_space(page: Page, app: App) -> None:
 def test_panel_starts_at_the_top_for_a_new_selection(page: Page, app: App) -> None:
     flow = import_example(app, "support")
     open_editor(page, app.url, flow)
-    page.evaluate("window.botflowEditor.cy.getElementById('s:choose_category').select()")
+    page.evaluate("() => { window.botflowEditor.cy.getElementById('s:choose_category').select(); }")
     page.locator('#panel form[hx-post$="/state/choose_category"]').wait_for()
     page.locator("#panel").evaluate("(el) => { el.scrollTop = el.scrollHeight; }")
     assert page.locator("#panel").evaluate("(el) => el.scrollTop") > 0
@@ -363,7 +363,7 @@ def test_routes_come_back_after_a_reload_and_survive_a_panel_edit(page: Page, ap
     auto_layout(page)
     before = sorted(routed_edges(page))
     assert len(before) >= 12
-    page.evaluate("window.botflowEditor.cy.getElementById('s:ask_description').select()")
+    page.evaluate("() => { window.botflowEditor.cy.getElementById('s:ask_description').select(); }")
     field = page.locator("#panel").get_by_label("Title", exact=True)
     field.fill("Описание")
     field.press("Tab")

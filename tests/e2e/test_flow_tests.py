@@ -162,7 +162,8 @@ def test_uncovered_transitions_are_drawn_on_the_graph(page: Page, app: App) -> N
     marked = page.evaluate(red)
     look = "document.getElementById('canvas').dataset.look"
     for zoom, want in ((0.03, "dots"), (1.0, "")):
-        page.evaluate("(z) => window.botflowEditor.cy.zoom(z)", zoom)
+        # The braces matter: cy.zoom(z) returns the whole Cytoscape core, which Playwright would copy back.
+        page.evaluate("(z) => { window.botflowEditor.cy.zoom(z); }", zoom)
         wait_until(page, f"({look} || '') === '{want}'")
     assert page.evaluate(red) == marked != page.evaluate(
         "window.botflowEditor.cy.getElementById('t:name_ok').style('line-color')")
