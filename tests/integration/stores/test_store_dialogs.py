@@ -1,101 +1,18 @@
-"""One behaviour suite for every dialog store: memory, SQLite, PostgreSQL and Redis."""
+"""The dialog-store suite, run on every store kind: turns, locks, timers, outbox, listing, timelines, erasure."""
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from dataclasses import replace
-from collections.abc import AsyncIterator
 
 import pytest
 
 from server.db.engine import make_engine
 from server.runtime.stores import BUSY, DUPLICATE, OK, DialogStore, LockLost, Write, new_token
-from server.runtime.funnel_counts import Counts, group
 from server.runtime.stores.base import LOCK_MS
 from server.runtime.stores.listing import BadSearch, Search
-from server.runtime.stores.memory import MemoryStore
 from server.runtime.stores.redis import RedisStore
-from server.runtime.stores.sql import SqlStore
-from tests.integration.runtime_support import REDIS_URL, pg_url, redis_prefix, sqlite_url  # noqa: F401
-
-from server.runtime.stores.resp import RedisPyClient
-from tests.redis_server import RedisServer
-
-# "redis-py": the same Redis store over redis-py on a unix socket, the path non-redis:// URLs take.
-KINDS = ["memory", "sqlite", "postgres", "redis", "redis-py"]
-
-
-@pytest.fixture(scope="module")
-def unix_redis():
-    """A private redis-server listening only on a unix socket."""
-    with RedisServer(unix=True) as server:
-        yield server
-
-
-class Clock:
-    """A settable clock so expiry and timers are tested without waiting."""
-
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture(params=KINDS)
-async def store(request, tmp_path) -> AsyncIterator[DialogStore]:
-    clock = Clock()
-    kind = request.param
-    engine = None
-    if kind == "memory":
-        made: DialogStore = MemoryStore(clock)
-    elif kind == "sqlite":
-        engine = make_engine(request.getfixturevalue("sqlite_url"))
-        made = SqlStore(engine, clock)
-    elif kind == "postgres":
-        engine = make_engine(request.getfixturevalue("pg_url"))
-        made = SqlStore(engine, clock)
-    elif kind == "redis":  # timelines move on to a database (moved by hand here: `move_timeline`)
-        engine = make_engine(request.getfixturevalue("sqlite_url"))
-        made = RedisStore(REDIS_URL, prefix=request.getfixturevalue("redis_prefix"), clock=clock, timeline_db=engine)
-    else:  # redis-py, the client for rediss:// and unix:// URLs
-        url = request.getfixturevalue("unix_redis").url
-        engine = make_engine(request.getfixturevalue("sqlite_url"))
-        made = RedisStore(url, prefix="bf" + uuid.uuid4().hex[:8], clock=clock, client=RedisPyClient(url),
-                          timeline_db=engine)
-    made.kind = kind  # type: ignore[attr-defined]
-    made.test_clock = clock  # type: ignore[attr-defined]
-    yield made
-    await made.close()
-    if engine is not None:
-        await engine.dispose()
-
-
-@pytest.fixture
-def bot() -> str:
-    # PostgreSQL is shared by the session's tests: each test gets its own bot.
-    return "b" + uuid.uuid4().hex[:10]
-
-
-async def begin_waiting(store: DialogStore, bot: str, user: str, token: str, dedupe: str | None = None):
-    """begin(), retrying while another holder has the lock (PostgreSQL blocks instead)."""
-    while True:
-        loaded = await store.begin(bot, user, token, dedupe)
-        if loaded.status != BUSY:
-            return loaded
-        await asyncio.sleep(0.01)
-
-
-async def save(store: DialogStore, bot: str, user: str, write: Write) -> None:
-    token = new_token()
-    loaded = await begin_waiting(store, bot, user, token)
-    assert loaded.status == OK
-    await store.commit(bot, user, token, write, loaded)
-
-
-def dialog(state: str, **data) -> dict:
-    return {"flow": "f", "version": 1, "state": state, "data": data, "history": []}
+from tests.integration.stores.suite import begin_waiting, dialog, save
 
 
 async def test_a_dialog_round_trips_through_a_turn(store: DialogStore, bot: str) -> None:
@@ -512,98 +429,3 @@ async def test_redis_erasure_waits_for_a_timeline_move_in_progress(store: Dialog
     assert (await asyncio.wait_for(erasing, 5))["timeline"] == 2
     assert await leftovers(store, bot, "9") == []
     assert await store.client.call("GET", store.keys.mover) is None, "erasure gives the lease back"
-
-
-# ---- funnel counters: kept in the turn's commit, expiry counted once ----
-
-def counted(now: float, *fields: str) -> Counts:
-    return Counts([(group("f", 1, now), f) for f in fields])
-
-
-async def expire(store: DialogStore) -> float:
-    """Let a ttl=1 dialog run out (Redis by its own clock); the time to sweep at."""
-    if store.kind.startswith("redis"):  # type: ignore[attr-defined]
-        await asyncio.sleep(1.3)
-    store.test_clock.now += 1.5  # type: ignore[attr-defined]
-    return store.test_clock.now  # type: ignore[attr-defined]
-
-
-def hours(now: float) -> range:
-    return range(int(now // 3600) - 1, int(now // 3600) + 2)
-
-
-async def test_counters_are_saved_with_the_turn_and_read_by_hour(store: DialogStore, bot: str) -> None:
-    now = store.test_clock.now  # type: ignore[attr-defined]
-    await save(store, bot, "20", Write(dialog("ask"), counts=counted(now, "e:ask")))
-    await save(store, bot, "21", Write(dialog("ask"), counts=counted(now, "e:ask")))
-    await save(store, bot, "20", Write(dialog("done"), counts=counted(now, "f:go", "e:done", "d:ask:3")))
-    await save(store, bot, "22", Write(dialog("ask")))  # counting off: nothing counted
-    await save(store, bot, "23", Write(dialog("ask"), counts=Counts([(group("f", 1, now - 7200), "e:ask")])))
-    this_hour = range(int(now // 3600), int(now // 3600) + 1)
-    assert await store.funnel(bot, "f", "1", this_hour) == {"e:ask": 2, "f:go": 1, "e:done": 1, "d:ask:3": 1}
-    assert (await store.funnel(bot, "f", "1", range(int(now // 3600) - 2, int(now // 3600) + 1)))["e:ask"] == 3
-    assert await store.funnel(bot, "f", "2", this_hour) == {}
-    assert await store.funnel("other" + bot, "f", "1", this_hour) == {}
-    await store.roll_up()  # Redis: copied to the database; a reader sees the same
-    await store.roll_up()
-    assert await store.funnel(bot, "f", "1", this_hour) == {"e:ask": 2, "f:go": 1, "e:done": 1, "d:ask:3": 1}
-
-
-async def test_an_expired_dialog_is_counted_once_by_the_sweep_or_its_next_turn(store: DialogStore, bot: str) -> None:
-    now = store.test_clock.now  # type: ignore[attr-defined]
-    for user in ("30", "31", "32", "33"):
-        await save(store, bot, user, Write(dialog("ask"), ttl=1, counts=counted(now, "e:ask")))
-    await save(store, bot, "33", Write(None, counts=counted(now, "c:ask")))  # cancelled: never expires
-    await save(store, bot, "34", Write(dialog("ask"), ttl=1, counts=counted(now, "e:ask")))
-    await save(store, bot, "34", Write(dialog("ask"), ttl=600, counts=Counts([])))  # active again: lives on
-    later = await expire(store)
-    # 30: its next turn finds it gone and counts it; two sweeps at once count 31 and 32, each once
-    await save(store, bot, "30", Write(dialog("ask"), ttl=600, counts=Counts([(group("f", 1, later), "e:ask")], True)))
-    await asyncio.gather(store.sweep(later), store.sweep(later))
-    # 31 comes back after the sweep counted it: not counted again
-    await save(store, bot, "31", Write(dialog("ask"), ttl=600, counts=Counts([(group("f", 1, later), "e:ask")], True)))
-    await store.sweep(later)
-    found = await store.funnel(bot, "f", "1", hours(later))
-    assert found == {"e:ask": 7, "c:ask": 1, "x:ask": 3}
-    assert await store.session(bot, "34") is not None
-
-
-async def test_a_timer_pass_and_the_sweep_count_an_expiry_once_between_them(store: DialogStore, bot: str) -> None:
-    now = store.test_clock.now  # type: ignore[attr-defined]
-    await save(store, bot, "70", Write(dialog("ask"), ttl=1, counts=counted(now, "e:ask")))  # no timer of its own
-    await save(store, bot, "71", Write(dialog("wait"), ttl=1, timer_due=now + 600, counts=counted(now, "e:wait")))
-    later = await expire(store)
-    assert [u for b, u in await store.timers_due(later, lease=5) if b == bot] == []  # nothing left to fire
-    await store.sweep(later)
-    await store.sweep(later)
-    assert await store.funnel(bot, "f", "1", hours(later)) == {"e:ask": 1, "e:wait": 1, "x:ask": 1, "x:wait": 1}
-    assert [u for b, u in await store.timers_due(later + 700, lease=5) if b == bot] == []  # 71's timer went too
-
-
-async def test_hours_older_than_redis_keeps_are_read_from_the_database(store: DialogStore, bot: str) -> None:
-    clock = store.test_clock  # type: ignore[attr-defined]
-    now = clock.now
-    clock.now = now - 40 * 3600
-    await save(store, bot, "40", Write(dialog("ask"), counts=counted(clock.now, "e:ask", "f:go:2")))
-    await store.roll_up()  # Redis: copied while it was that hour
-    clock.now = now
-    await save(store, bot, "41", Write(dialog("ask"), counts=counted(now, "e:ask")))
-    await store.roll_up()
-    period = range(int(now // 3600) - 41, int(now // 3600) + 1)
-    assert await store.funnel(bot, "f", "1", period) == {"e:ask": 2, "f:go:2": 1}
-    assert await store.funnel(bot, "f", "1", range(period.start, int(now // 3600) - 30)) == {"e:ask": 1, "f:go:2": 1}
-
-
-async def test_an_erased_dialog_is_never_counted_as_expired(store: DialogStore, bot: str) -> None:
-    from tests.integration.privacy_support import leftovers
-
-    now = store.test_clock.now  # type: ignore[attr-defined]
-    await save(store, bot, "60", Write(dialog("ask"), ttl=1, counts=counted(now, "e:ask")))
-    await save(store, bot, "61", Write(dialog("ask"), ttl=1, counts=counted(now, "e:ask")))
-    token = new_token()
-    await store.erase(bot, "60", token, await begin_waiting(store, bot, "60", token))
-    assert await leftovers(store, bot, "60") == [], "the funnel's expiry record goes with the user"
-    later = await expire(store)
-    await store.sweep(later)
-    # Only the dialog left to run out is counted; the erased one's entry into ask stays counted.
-    assert await store.funnel(bot, "f", "1", hours(later)) == {"e:ask": 2, "x:ask": 1}

@@ -1,0 +1,54 @@
+"""Helpers of the dialog-store suite (tests/integration/stores): a settable clock and short turns."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+from server.runtime.stores import BUSY, OK, DialogStore, Write, new_token
+from server.runtime.funnel_counts import Counts, group
+
+
+class Clock:
+    """A settable clock so expiry and timers are tested without waiting."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def begin_waiting(store: DialogStore, bot: str, user: str, token: str, dedupe: str | None = None):
+    """begin(), retrying while another holder has the lock (PostgreSQL blocks instead)."""
+    while True:
+        loaded = await store.begin(bot, user, token, dedupe)
+        if loaded.status != BUSY:
+            return loaded
+        await asyncio.sleep(0.01)
+
+
+async def save(store: DialogStore, bot: str, user: str, write: Write) -> None:
+    token = new_token()
+    loaded = await begin_waiting(store, bot, user, token)
+    assert loaded.status == OK
+    await store.commit(bot, user, token, write, loaded)
+
+
+def dialog(state: str, **data) -> dict:
+    return {"flow": "f", "version": 1, "state": state, "data": data, "history": []}
+
+
+def counted(now: float, *fields: str) -> Counts:
+    return Counts([(group("f", 1, now), f) for f in fields])
+
+
+async def expire(store: DialogStore) -> float:
+    """Let a ttl=1 dialog run out (Redis by its own clock); the time to sweep at."""
+    if store.kind.startswith("redis"):  # type: ignore[attr-defined]
+        await asyncio.sleep(1.3)
+    store.test_clock.now += 1.5  # type: ignore[attr-defined]
+    return store.test_clock.now  # type: ignore[attr-defined]
+
+
+def hours(now: float) -> range:
+    return range(int(now // 3600) - 1, int(now // 3600) + 2)
