@@ -2,7 +2,6 @@
 and a page that found nothing within its SCAN budget still hands out a cursor to go on."""
 from __future__ import annotations
 
-from dataclasses import replace
 
 import msgspec
 import pytest
@@ -12,6 +11,7 @@ from server.runtime.stores import redis_listing
 from server.runtime.stores.listing import Search
 from server.runtime.stores.redis import RedisStore
 from tests.integration.runtime_support import REDIS_URL, redis_prefix  # noqa: F401
+from tests.integration.stores.suite import all_pages
 
 BOT = "scanbot"
 
@@ -29,26 +29,14 @@ async def store(redis_prefix: str):  # noqa: F811
     await made.close()
 
 
-async def everything(store: RedisStore, search: Search) -> tuple[list[str], int]:
-    seen, pages = [], 0
-    while True:
-        page = await store.dialog_page(BOT, search)
-        assert len(page.dialogs) <= search.limit
-        seen += [d.user for d in page.dialogs]
-        pages += 1
-        if page.next is None:
-            return seen, pages
-        search = replace(search, cursor=page.next)
-
-
 async def test_pages_cross_scan_batches_without_loss_or_repeats(store: RedisStore, monkeypatch) -> None:
     monkeypatch.setattr(redis_listing, "SCAN_COUNT", 7)
-    seen, pages = await everything(store, Search(limit=4))
+    seen, pages = await all_pages(store, BOT, Search(limit=4))
     assert sorted(seen) == [f"{n:03d}" for n in range(60)]
     assert pages >= 15
-    states, _ = await everything(store, Search(state="b", version=1, limit=3))
+    states, _ = await all_pages(store, BOT, Search(state="b", version=1, limit=3))
     assert sorted(states) == [f"{n:03d}" for n in range(60) if n % 3 == 0 and n % 2 == 0]
-    prefixed, _ = await everything(store, Search(user="01", limit=4))
+    prefixed, _ = await all_pages(store, BOT, Search(user="01", limit=4))
     assert sorted(prefixed) == [f"{n:03d}" for n in range(10, 20)]
 
 
@@ -56,6 +44,6 @@ async def test_a_page_within_its_scan_budget_may_be_empty_but_goes_on(store: Red
     monkeypatch.setattr(redis_listing, "SCAN_COUNT", 2)
     monkeypatch.setattr(redis_listing, "SCAN_STEPS", 1)
     page = await store.dialog_page(BOT, Search(user="059", limit=5))
-    seen, _ = await everything(store, Search(user="059", limit=5))
+    seen, _ = await all_pages(store, BOT, Search(user="059", limit=5), most=1000)  # ~1 key a page
     assert seen == ["059"]
     assert page.next is not None  # 2 keys looked at out of 120+: the walk is not over

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 
 from server.runtime.stores import BUSY, OK, DialogStore, Write, new_token
 from server.runtime.funnel_counts import Counts, group
+from server.runtime.stores.listing import Search
 
 
 class Clock:
@@ -52,3 +54,17 @@ async def expire(store: DialogStore) -> float:
 
 def hours(now: float) -> range:
     return range(int(now // 3600) - 1, int(now // 3600) + 2)
+
+
+async def all_pages(store: DialogStore, bot: str, search: Search, most: int = 50) -> tuple[list[str], int]:
+    """The users a listing shows page after page, and how many pages it took (failing past `most`)."""
+    seen, pages = [], 0
+    while True:
+        page = await store.dialog_page(bot, search)
+        assert len(page.dialogs) <= search.limit
+        seen += [d.user for d in page.dialogs]
+        pages += 1
+        assert pages <= most, "the listing never ended"
+        if page.next is None:
+            return seen, pages
+        search = replace(search, cursor=page.next)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import replace
 
 import pytest
 
@@ -12,7 +11,7 @@ from server.runtime.stores import BUSY, DUPLICATE, OK, DialogStore, LockLost, Wr
 from server.runtime.stores.base import LOCK_MS
 from server.runtime.stores.listing import BadSearch, Search
 from server.runtime.stores.redis import RedisStore
-from tests.integration.stores.suite import begin_waiting, dialog, save
+from tests.integration.stores.suite import all_pages, begin_waiting, dialog, save
 
 
 async def test_a_dialog_round_trips_through_a_turn(store: DialogStore, bot: str) -> None:
@@ -245,19 +244,6 @@ async def test_running_dialogs_are_counted_per_flow_version_and_state(store: Dia
     assert await store.dialog_counts(bot + "y") == {}
 
 
-async def _all_pages(store: DialogStore, bot: str, search: Search) -> list[str]:
-    seen, pages = [], 0
-    while True:
-        page = await store.dialog_page(bot, search)
-        assert len(page.dialogs) <= search.limit
-        seen += [d.user for d in page.dialogs]
-        pages += 1
-        assert pages < 50, "the listing never ended"
-        if page.next is None:
-            return seen
-        search = replace(search, cursor=page.next)
-
-
 async def test_running_dialogs_are_listed_a_page_at_a_time_and_searched_by_user(store: DialogStore, bot: str) -> None:
     now = store.test_clock.now  # type: ignore[attr-defined]
     users = ["100", "101", "1020", "103", "200", "201", "3_0"]
@@ -265,18 +251,18 @@ async def test_running_dialogs_are_listed_a_page_at_a_time_and_searched_by_user(
         session = {**dialog("ask" if n % 2 else "done"), "updated_at": now - n}
         await save(store, bot, user, Write(session))
     await save(store, bot + "x", "100", Write(dialog("ask")))
-    everyone = await _all_pages(store, bot, Search(limit=2))
+    everyone = (await all_pages(store, bot, Search(limit=2)))[0]
     assert sorted(everyone) == sorted(users) and len(everyone) == len(users)
-    assert sorted(await _all_pages(store, bot, Search(user="10", limit=2))) == ["100", "101", "1020", "103"]
-    assert await _all_pages(store, bot, Search(user="3_", limit=5)) == ["3_0"]
-    assert await _all_pages(store, bot, Search(user="3%", limit=5)) == []  # wildcards are literal
-    assert await _all_pages(store, bot, Search(user="10", exact=True)) == []
+    assert sorted((await all_pages(store, bot, Search(user="10", limit=2)))[0]) == ["100", "101", "1020", "103"]
+    assert (await all_pages(store, bot, Search(user="3_", limit=5)))[0] == ["3_0"]
+    assert (await all_pages(store, bot, Search(user="3%", limit=5)))[0] == []  # wildcards are literal
+    assert (await all_pages(store, bot, Search(user="10", exact=True)))[0] == []
     exact = await store.dialog_page(bot, Search(user="101", exact=True))
     assert [(d.user, d.flow, d.version, d.state, d.updated) for d in exact.dialogs] == [("101", "f", 1, "ask", now - 1)]
     assert exact.next is None
-    assert sorted(await _all_pages(store, bot, Search(state="ask", limit=1))) == ["101", "103", "201"]
-    assert await _all_pages(store, bot, Search(version=2)) == []
-    assert sorted(await _all_pages(store, bot, Search(user="2", state="done", version=1))) == ["200"]
+    assert sorted((await all_pages(store, bot, Search(state="ask", limit=1)))[0]) == ["101", "103", "201"]
+    assert (await all_pages(store, bot, Search(version=2)))[0] == []
+    assert sorted((await all_pages(store, bot, Search(user="2", state="done", version=1)))[0]) == ["200"]
     if store.kind.startswith("redis"):  # type: ignore[attr-defined]
         with pytest.raises(BadSearch):
             await store.dialog_page(bot, Search(cursor="not-a-cursor"))
