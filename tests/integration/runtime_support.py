@@ -107,6 +107,13 @@ class TcpProxy:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    async def __aenter__(self) -> TcpProxy:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]

@@ -21,6 +21,8 @@ PHONE, EMAIL = "+7 916 123-45-67", "ivan.petrov@example.com"
 
 
 @pytest.fixture(params=["redis", "sql"])
+
+
 async def harness(request, sqlite_url: str, fake_max: FakeMax) -> Harness:  # noqa: F811
     async with serving(request, request.param, sqlite_url, fake_max.url, BOT, FLOW) as h:
         yield h
@@ -159,20 +161,15 @@ async def test_erasure_while_redis_is_unreachable_is_a_503_and_a_retry_finishes_
     from tests.integration.runtime_support import TcpProxy
 
     monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
-    proxy = TcpProxy()
-    await proxy.start()
-    try:
-        async with running(sqlite_url, fake_max.url, proxy.url) as h:
-            await h.bot(BOT)
-            await h.publish(BOT, FLOW)
-            await talk(h, 901, PHONE)
-            await proxy.stop()
-            refused = await h.api("DELETE", f"/api/bots/{BOT}/users/901")
-            assert refused.status_code == 503 and "retry" in refused.json()["message"]
-            audit = (await h.api("GET", "/api/audit")).json()
-            assert "bot.user_erase" not in [e["action"] for e in audit], "nothing is recorded as erased"
-            await proxy.start()
-            assert (await h.api("DELETE", f"/api/bots/{BOT}/users/901")).status_code == 204
-            assert await leftovers(h.runtime.store, BOT, "901") == []
-    finally:
+    async with TcpProxy() as proxy, running(sqlite_url, fake_max.url, proxy.url) as h:
+        await h.bot(BOT)
+        await h.publish(BOT, FLOW)
+        await talk(h, 901, PHONE)
         await proxy.stop()
+        refused = await h.api("DELETE", f"/api/bots/{BOT}/users/901")
+        assert refused.status_code == 503 and "retry" in refused.json()["message"]
+        audit = (await h.api("GET", "/api/audit")).json()
+        assert "bot.user_erase" not in [e["action"] for e in audit], "nothing is recorded as erased"
+        await proxy.start()
+        assert (await h.api("DELETE", f"/api/bots/{BOT}/users/901")).status_code == 204
+        assert await leftovers(h.runtime.store, BOT, "901") == []

@@ -15,24 +15,19 @@ DONE = "Готово! Имя: Иван, телефон: +79991234567"
 async def test_redis_unreachable_answers_503_and_the_redelivery_succeeds(
         sqlite_url: str, fake_max: FakeMax, redis_prefix: str, monkeypatch) -> None:  # noqa: F811
     monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
-    proxy = TcpProxy()
-    await proxy.start()
-    try:
-        async with running(sqlite_url, fake_max.url, proxy.url) as h:
-            await h.bot(BOT)
-            await h.publish(BOT, registration())
-            assert (await h.deliver(BOT, msg(6001, "/start"))).status_code == 200
-            await proxy.stop()
-            update = msg(6001, "Иван")
-            refused = await h.deliver(BOT, update)
-            assert refused.status_code == 503
-            assert (await h.client.get("/readyz")).status_code == 503
-            assert (await h.api("GET", f"/api/bots/{BOT}/users/6001/session")).status_code == 503
-            await proxy.start()
-            assert (await h.deliver(BOT, update)).status_code == 200  # MAX delivers the same update again
-            assert texts(fake_max, 6001) == ["Привет! Как вас зовут?", "Введите телефон в формате +7XXXXXXXXXX"]
-    finally:
+    async with TcpProxy() as proxy, running(sqlite_url, fake_max.url, proxy.url) as h:
+        await h.bot(BOT)
+        await h.publish(BOT, registration())
+        assert (await h.deliver(BOT, msg(6001, "/start"))).status_code == 200
         await proxy.stop()
+        update = msg(6001, "Иван")
+        refused = await h.deliver(BOT, update)
+        assert refused.status_code == 503
+        assert (await h.client.get("/readyz")).status_code == 503
+        assert (await h.api("GET", f"/api/bots/{BOT}/users/6001/session")).status_code == 503
+        await proxy.start()
+        assert (await h.deliver(BOT, update)).status_code == 200  # MAX delivers the same update again
+        assert texts(fake_max, 6001) == ["Привет! Как вас зовут?", "Введите телефон в формате +7XXXXXXXXXX"]
 
 
 async def test_a_restarted_app_continues_the_dialog(sqlite_url: str, fake_max: FakeMax, redis_prefix: str,
