@@ -140,16 +140,17 @@ async def running(database_url: str, max_url: str, redis_url: str | None, *,
 
 
 @asynccontextmanager
-async def serving(request: Any, backend: str, sqlite_url: str, max_url: str, bot: str,
-                  flow: dict[str, Any]) -> AsyncIterator[Harness]:
-    """The app with `bot` serving `flow` (its version in `h.version`), dialogs in Redis or in SQL (`backend`)."""
+async def serving(request: Any, backend: str, max_url: str, bot: str, flow: dict[str, Any]) -> AsyncIterator[Harness]:
+    """The app with `bot` serving `flow` (its version in `h.version`): dialogs in Redis (`backend` "redis",
+    with SQLite), in SQLite ("sql" or "sqlite") or in PostgreSQL ("postgres", a fresh database)."""
     from tests.integration.runtime_support import REDIS_URL
 
     redis_url = None
     if backend == "redis":
         request.getfixturevalue("monkeypatch").setenv("BOTFLOW_REDIS_PREFIX", request.getfixturevalue("redis_prefix"))
         redis_url = REDIS_URL
-    async with running(sqlite_url, max_url, redis_url) as h:
+    database = request.getfixturevalue("pg_fresh_url" if backend == "postgres" else "sqlite_url")
+    async with running(database, max_url, redis_url) as h:
         await h.bot(bot)
         h.version = await h.publish(bot, flow)
         yield h

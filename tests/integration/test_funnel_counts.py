@@ -96,9 +96,8 @@ def doubled(expected: dict[str, int]) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("backend", ["redis", "sql"])
-async def test_counts_are_exact_with_cancel_expiry_and_completion(backend: str, sqlite_url: str, fake_max: FakeMax,
-                                                                  request) -> None:  # noqa: F811
-    async with serving(request, backend, sqlite_url, fake_max.url, BOT, short_flow()) as h:
+async def test_counts_are_exact_with_cancel_expiry_and_completion(backend: str, fake_max: FakeMax, request) -> None:  # noqa: F811
+    async with serving(request, backend, fake_max.url, BOT, short_flow()) as h:
         version = h.version
         await scenario(h, fake_max, 100)
         found = await funnel(h, version)

@@ -24,8 +24,8 @@ PHONE, EMAIL = "+7 916 123-45-67", "ivan.petrov@example.com"
 @pytest.fixture(params=["redis", "sql"])
 
 
-async def harness(request, sqlite_url: str, fake_max: FakeMax) -> Harness:  # noqa: F811
-    async with serving(request, request.param, sqlite_url, fake_max.url, BOT, FLOW) as h:
+async def harness(request, fake_max: FakeMax) -> Harness:  # noqa: F811
+    async with serving(request, request.param, fake_max.url, BOT, FLOW) as h:
         yield h
 
 

@@ -25,9 +25,8 @@ def waiting_flow(timeout: float = 3) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("backend", ["redis", "sql"])
-async def test_reminder_and_timeout_fire_on_time_once(backend: str, sqlite_url: str, fake_max: FakeMax,
-                                                      request) -> None:  # noqa: F811
-    async with serving(request, backend, sqlite_url, fake_max.url, BOT, waiting_flow()) as h:
+async def test_reminder_and_timeout_fire_on_time_once(backend: str, fake_max: FakeMax, request) -> None:  # noqa: F811
+    async with serving(request, backend, fake_max.url, BOT, waiting_flow()) as h:
         opened = time.monotonic()
         await h.deliver(BOT, msg(8001, "hi"))
         await fake_max.wait_for(lambda f: "Время вышло" in texts(f, 8001), timeout=8)

@@ -28,8 +28,8 @@ def second_version() -> dict:
 
 
 @pytest.fixture(params=["redis", "sql"])
-async def harness(request, sqlite_url: str, fake_max: FakeMax) -> Harness:  # noqa: F811
-    async with serving(request, request.param, sqlite_url, fake_max.url, BOT, registration()) as h:
+async def harness(request, fake_max: FakeMax) -> Harness:  # noqa: F811
+    async with serving(request, request.param, fake_max.url, BOT, registration()) as h:
         yield h
 
 

@@ -6,22 +6,15 @@ import asyncio
 import pytest
 
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
-from tests.integration.runtime_app import Harness, msg, press, registration, running, started, texts
-from tests.integration.runtime_support import REDIS_URL, pg_fresh_url, redis_prefix, sqlite_url  # noqa: F401
+from tests.integration.runtime_app import Harness, msg, press, registration, serving, started, texts
+from tests.integration.runtime_support import pg_fresh_url, redis_prefix, sqlite_url  # noqa: F401 (fixtures)
 
 BOT = "regbot"
 
 
 @pytest.fixture(params=["redis", "sqlite", "postgres"])
-async def harness(request, fake_max: FakeMax, monkeypatch) -> Harness:  # noqa: F811
-    redis_url = None
-    if request.param == "redis":
-        monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", request.getfixturevalue("redis_prefix"))
-        redis_url = REDIS_URL
-    database = request.getfixturevalue("pg_fresh_url" if request.param == "postgres" else "sqlite_url")
-    async with running(database, fake_max.url, redis_url) as h:
-        await h.bot(BOT)
-        await h.publish(BOT, registration())
+async def harness(request, fake_max: FakeMax) -> Harness:  # noqa: F811
+    async with serving(request, request.param, fake_max.url, BOT, registration()) as h:
         yield h
 
 
