@@ -4,10 +4,8 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +15,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 from server.devtools.fake_max import FakeMax
+from tests.processes import free_port, stop, wait_answering
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -26,12 +25,6 @@ PASSWORD = "correct horse battery"
 MAX_TOKEN = "e2e-max-token"
 
 pytestmark = pytest.mark.e2e
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -73,29 +66,14 @@ def app(tmp_path_factory: pytest.TempPathFactory, fake_max_e2e: FakeMax) -> Iter
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the server exited: {(folder / 'server.log').read_text()[-3000:]}")
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("the server did not answer /healthz within 60 s")
-            time.sleep(0.2)
+        wait_answering(url + "/healthz", proc, 60, folder / "server.log")
         running = App(url, token, fake_max_e2e)
         for name, role in (("alice", "admin"), ("bob", "admin"), ("vera", "viewer")):
             answer = running.api("POST", "/api/users", json={"username": name, "role": role, "password": PASSWORD})
             assert answer.status_code == 201, answer.text
         yield running
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         log.close()
 
 

@@ -17,7 +17,8 @@ from typing import Any
 import httpx
 
 from server.devtools.fake_max import FakeMax
-from tests.redis_server import RedisServer, free_port
+from tests.processes import free_port
+from tests.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 # The checkout the replicas run (default this one): set it to compare another branch under the same faults.

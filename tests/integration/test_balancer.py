@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import pytest
 from server.devtools.fake_max import FakeMax
 from tests.integration.conftest import create_pg_database, drop_pg_database
 from tests.integration.runtime_app import msg
+from tests.processes import free_port, wait_answering
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,24 +31,6 @@ TOKEN = "balancer-bot-token"
 SECRET = "balancer_secret"
 USERS = 24
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_until(url: str, process: subprocess.Popen[bytes], seconds: float = 90) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        assert process.poll() is None, f"{process.args} exited with {process.returncode}"
-        assert time.monotonic() < deadline, f"{url} did not answer within {seconds:.0f} s"
-        time.sleep(0.2)
 
 
 def nginx_config(ports: list[int], listen: int) -> str:
@@ -88,9 +70,9 @@ def stack(tmp_path: Path) -> Iterator[tuple[str, FakeMax]]:
                 [NGINX, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"),
                  "-g", f"daemon off; pid {tmp_path / 'nginx.pid'}; error_log {tmp_path / 'nginx-error.log'};"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT))
-            for port, process in zip(ports, processes):
-                wait_until(f"http://127.0.0.1:{port}/readyz", process)
-            wait_until(f"http://127.0.0.1:{listen}/healthz", processes[-1])
+            for index, (port, process) in enumerate(zip(ports, processes)):
+                wait_answering(f"http://127.0.0.1:{port}/readyz", process, 90, tmp_path / f"replica-{index}.log")
+            wait_answering(f"http://127.0.0.1:{listen}/healthz", processes[-1], 90, tmp_path / "nginx-error.log")
             yield f"http://127.0.0.1:{listen}", fake
         finally:
             for process in reversed(processes):

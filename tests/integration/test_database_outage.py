@@ -10,7 +10,6 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from litestar.testing import AsyncTestClient
 
@@ -20,6 +19,7 @@ from server.metrics import REGISTRY
 from server.settings import Settings
 from tests.integration.conftest import create_pg_database, drop_pg_database, off_loop
 from tests.outage_proxy import OutageProxy
+from tests.processes import free_port, wait_answering
 
 pytestmark = pytest.mark.postgres
 ADMIN = "outage-test-admin-token"
@@ -85,14 +85,6 @@ def serve(port: int, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BOTFLOW_")}
     env["PYTHONPATH"] = str(ROOT)
@@ -116,15 +108,7 @@ def test_a_replica_started_while_postgres_is_down_waits_then_serves(pg_url: str,
         assert f"waiting for the database at 127.0.0.1:{proxy.port}" in lines[-1], lines
         assert server.poll() is None, "the replica exited instead of waiting"
         proxy.set("forward")
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and server.poll() is None, "".join(lines)
-            time.sleep(0.2)
+        wait_answering(f"http://127.0.0.1:{port}/readyz", server, 30)
     finally:
         server.terminate()
         server.wait(30)

@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -18,6 +16,7 @@ from server.db.all_models import metadata
 from server.db.engine import make_engine
 from server.db.migrate import upgrade_blocking
 from tests.integration.conftest import create_pg_database, drop_pg_database, off_loop
+from tests.processes import free_port, wait_answering
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,12 +57,6 @@ async def test_fresh_database_matches_models(backend, tmp_path):
             drop_pg_database(url)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def botflow(*args: str, cwd: Path, env: dict[str, str]) -> list[str]:
     return [sys.executable, "-c", "import sys; from server.cli import main; sys.exit(main())", *args]
 
@@ -81,16 +74,7 @@ def test_serve_on_a_fresh_directory_needs_no_setup(tmp_path):
     cmd = botflow("serve", "--port", str(port), cwd=tmp_path, env=env)
     process = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, process.stdout.read().decode(errors="replace")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not become ready"
-            time.sleep(0.3)
+        wait_answering(f"http://127.0.0.1:{port}/readyz", process, 60)
         answer = httpx.get(f"http://127.0.0.1:{port}/api/flows", headers={"Authorization": "Bearer fresh-start-token"})
         assert answer.status_code == 200 and answer.json() == []
         assert httpx.get(f"http://127.0.0.1:{port}/schema/openapi.json").json()["paths"]["/api/flows"]

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,17 +17,12 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from server.devtools.fake_max import FakeMax
+from tests.processes import free_port, stop, wait_answering
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "bf-fuzz-" + secrets.token_hex(16)
 # Examples per operation: about 40 operations, so a run stays well under two minutes on a busy machine.
 EXAMPLES = int(os.environ.get("BOTFLOW_FUZZ_EXAMPLES", "15"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -48,27 +41,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                assert proc.poll() is None, (folder / "server.log").read_text()[-3000:]
-                try:
-                    if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, "the server did not answer /healthz within 60 s"
-                time.sleep(0.2)
+            wait_answering(url + "/healthz", proc, 60, folder / "server.log")
             seed = httpx.post(url + "/api/flows", headers={"Authorization": f"Bearer {TOKEN}"},
                               content=(ROOT / "examples" / "registration.json").read_bytes(),
                               timeout=10).status_code
             assert seed == 201
             yield url
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop(proc)
             log.close()
 
 

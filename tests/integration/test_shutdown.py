@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -16,17 +15,12 @@ import httpx
 
 from server.devtools.fake_max import FakeMax
 from tests.integration.runtime_app import msg
+from tests.processes import free_port, wait_answering
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN = "shutdown-test-admin-token"
 TOKEN = "shutdown-bot-token"
 SECRET = "shutdown_secret"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def start(tmp: Path, port: int, max_url: str) -> subprocess.Popen[str]:
@@ -35,15 +29,8 @@ def start(tmp: Path, port: int, max_url: str) -> subprocess.Popen[str]:
                BOTFLOW_SECRET_KEY="shutdown-test-key", BOTFLOW_LOG_FORMAT="json", BOTFLOW_SHUTDOWN_TIMEOUT="15")
     server = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--port", str(port)], cwd=tmp, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            pass
-        assert server.poll() is None and time.monotonic() < deadline, "botflow serve did not start"
-        time.sleep(0.1)
+    wait_answering(f"http://127.0.0.1:{port}/healthz", server, 60)
+    return server
 
 
 def api(base: str, method: str, path: str, body: Any) -> httpx.Response:
