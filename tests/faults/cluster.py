@@ -118,6 +118,7 @@ class Cluster:
         self.workdir = Path(tempfile.mkdtemp(prefix="bf-faults-"))
         self.db_name = f"bf_faults_{uuid.uuid4().hex[:10]}"
         self.admin_token = "bf-faults-" + secrets.token_urlsafe(12)
+        self.secret_key = "faults-" + self.db_name  # the replicas' logs name users by a hash keyed with it
         self.redis = RedisServer(aof=True)
         self.fake = FakeMax(tokens=None, max_calls=200_000)  # any token: every experiment has its own
         self.size = replicas
@@ -138,7 +139,7 @@ class Cluster:
             self.fake.start()
             env = {**os.environ, "BOTFLOW_DATABASE_URL": self.database_url, "BOTFLOW_REDIS_URL": self.redis.url,
                    "BOTFLOW_MAX_API_URL": self.fake.url, "BOTFLOW_BOOTSTRAP_TOKEN": self.admin_token,
-                   "BOTFLOW_MAX_RATE": str(self.max_rate), "BOTFLOW_SECRET_KEY": "faults-" + self.db_name,
+                   "BOTFLOW_MAX_RATE": str(self.max_rate), "BOTFLOW_SECRET_KEY": self.secret_key,
                    "PYTHONPATH": os.pathsep.join(filter(None, [str(SERVER_ROOT), os.environ.get("PYTHONPATH")])),
                    "PYTHONDONTWRITEBYTECODE": "1", **self.extra_env}
             env.pop("BOTFLOW_PUBLIC_URL", None)

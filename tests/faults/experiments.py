@@ -7,12 +7,14 @@ import itertools
 import json
 import time
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from server.devtools.fake_max_app import bot_key
+from server.logs import UserHasher
 from tests.faults.cluster import Cluster, bot_token
 from tests.faults.play import Hooks, Inbox, Player, Step, Webhooks, message
 from tests.faults.verdict import Verdict, judge
@@ -148,6 +150,24 @@ def _refusals(calls: list[dict[str, Any]]) -> str:
     return ", ".join(f"MAX answered {n} sends with {k}" for k, n in sorted(counts.items()))
 
 
+def resumed_sends(cluster: Cluster, bot: str) -> Counter[str]:
+    """Per user (as the logs name them): sends a replica took over from a sender that stopped."""
+    counts: Counter[str] = Counter()
+    for replica in cluster.replicas:
+        if not replica.log.exists():
+            continue
+        for line in replica.log.read_text(errors="replace").splitlines():
+            if '"outbox_takeover"' not in line:
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("bot") == bot:
+                counts[event.get("user")] += 1
+    return counts
+
+
 async def run(cluster: Cluster, experiment: Experiment, users: int | None = None,
               quiet: float | None = None) -> Result:
     """Play one experiment on a fresh bot; every fault is undone and every replica up again afterwards.
@@ -195,9 +215,10 @@ async def run(cluster: Cluster, experiment: Experiment, users: int | None = None
         ctx.flagged = True
     total = Verdict()
     details = []
+    resumed, log_name = resumed_sends(cluster, bot), UserHasher(cluster.secret_key)
     for player in players:
         got = inbox.by_user[player.user]
-        verdict = judge(player, got)
+        verdict = judge(player, got, resumed=resumed[log_name(player.user)])
         total.add(verdict)
         if verdict.users_hit:
             details.append(f"user {player.user}: expected {player.expected}\n  got {[r.text for r in got]}")

@@ -15,14 +15,14 @@ from tests.faults.experiments import Result, run  # noqa: E402
 from tests.faults.matrix import BY_KEY, MATRIX  # noqa: E402
 
 HEADER = ("| experiment | users | replies | lost | doubled (unexplained) | unexpected | out of order | "
-          "unknown outcome | users hit | longest stall s | webhook non-200 | peak MAX calls/s (5 s) | s |")
+          "unknown outcome | resumed by another replica | users hit | longest stall s | webhook non-200 | peak MAX calls/s (5 s) | s |")
 
 
 def row(result: Result) -> str:
     v = result.verdict
     notes = "; ".join(result.notes)
     return (f"| {result.experiment.title}{f' ({notes})' if notes else ''} | {v.users} | {v.expected} | {v.lost} | "
-            f"{v.doubled} ({v.doubled_unexplained}) | {v.unexpected} | {v.out_of_order} | {v.unknown} | "
+            f"{v.doubled} ({v.doubled_unexplained}) | {v.unexpected} | {v.out_of_order} | {v.unknown} | {v.resumed} | "
             f"{v.users_hit} | {v.stall:.1f} | {result.non_200} | {result.peak_rate:.0f} | {result.seconds:.0f} |")
 
 
@@ -43,11 +43,11 @@ async def main_async(keys: list[str], users: int | None, detail: bool = False) -
                 print("\n".join(result.details), flush=True)
     print()
     print(HEADER)
-    print("|---|" + "---:|" * 12)
+    print("|---|" + "---:|" * 13)
     for result in results:
         print(row(result))
     print("\nreplies: expected in all; doubled (unexplained): extra copies (those not explained by a send whose "
-          "outcome the sender could not know); unexpected: replies the dialog should never give; "
+          "outcome the sender could not know, nor by a send another replica resumed after its sender stopped); unexpected: replies the dialog should never give; "
           "stall: the longest wait from a user's message to its last reply")
     return 0 if all(r.clean for r in results) else 1
 

@@ -36,6 +36,16 @@ def test_a_copy_whose_first_send_had_an_unknown_outcome_is_explained() -> None:
     assert v.clean and v.users_hit == 1
 
 
+def test_a_send_resumed_after_its_sender_stopped_explains_one_copy_and_no_more() -> None:
+    # The sender died after MAX took "a" and before it could note so; another replica sent "a" again.
+    v = judge(player(["a"], ["b"]), got(("a", 100.2), ("a", 105.0), ("b", 110.1)), resumed=1)
+    assert (v.doubled, v.doubled_unexplained, v.resumed) == (1, 0, 1) and v.clean
+    twice = judge(player(["a"], ["b"]), got(("a", 100.2), ("a", 105.0), ("a", 106.0), ("b", 110.1)), resumed=1)
+    assert (twice.doubled, twice.doubled_unexplained) == (2, 1) and not twice.clean
+    unrelated = judge(player(["a"]), got(("a", 100.2), ("Не понял. Повторите, пожалуйста.", 100.3)), resumed=1)
+    assert unrelated.unexpected == 1 and not unrelated.clean, "a resumed send never excuses a reply never due"
+
+
 def test_replies_the_dialog_never_gives_are_unexpected() -> None:
     v = judge(player(["a"]), got(("a", 100.1), ("Не понял. Повторите, пожалуйста.", 100.2)))
     assert v.unexpected == 1 and not v.clean

@@ -19,13 +19,14 @@ class Verdict:
     unexpected: int = 0  # replies the dialog should never have given (a turn applied twice, say)
     out_of_order: int = 0
     unknown: int = 0  # sends MAX took while the sender could not know (hung up, connection cut)
+    resumed: int = 0  # sends a replica took over from a sender that stopped, logged as of unknown outcome
     users_hit: int = 0  # users with anything lost, doubled, unexpected or out of order
     stall: float = 0.0  # the longest wait for a step's replies, seconds
     notes: list[str] = field(default_factory=list)
 
     def add(self, other: Verdict) -> None:
         for name in ("users", "expected", "lost", "doubled", "doubled_unexplained", "unexpected", "out_of_order",
-                     "unknown", "users_hit"):
+                     "unknown", "resumed", "users_hit"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.stall = max(self.stall, other.stall)
 
@@ -48,19 +49,28 @@ def _lcs(a: list[str], b: list[str]) -> int:
     return prev[-1]
 
 
-def judge(player: Player, got: list[Received], *, ordered: bool = True) -> Verdict:
-    """Compare what reached one user with what their steps should have brought."""
+def judge(player: Player, got: list[Received], *, ordered: bool = True, resumed: int = 0) -> Verdict:
+    """Compare what reached one user with what their steps should have brought.
+
+    `resumed`: the user's sends that a replica took over from a sender that had stopped, each logged as of
+    unknown outcome (the sender may have died after MAX took it and before it could record so, which MAX
+    cannot tell from a send that never happened): each explains one extra copy.
+    """
     expected = player.expected
     want, have = Counter(expected), Counter(r.text for r in got)
     unknown_copies = Counter(r.text for r in got if r.unknown)
-    v = Verdict(users=1, expected=len(expected), unknown=sum(unknown_copies.values()))
+    v = Verdict(users=1, expected=len(expected), unknown=sum(unknown_copies.values()), resumed=resumed)
+    spare = resumed
     for text, count in have.items():
         if text not in want:
             v.unexpected += count
             continue
         extra = max(0, count - want[text])
         v.doubled += extra
-        v.doubled_unexplained += max(0, extra - unknown_copies[text])
+        unexplained = max(0, extra - unknown_copies[text])
+        taken = min(unexplained, spare)
+        spare -= taken
+        v.doubled_unexplained += unexplained - taken
     v.lost = sum(max(0, n - have[text]) for text, n in want.items())
     if ordered:
         seen: Counter[str] = Counter()
