@@ -8,20 +8,25 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from server.metrics import REGISTRY
 from server.runtime.max_client import MaxApiError
 from web.i18n import N_
 from web.i18n import gettext as _
+from web.i18n import ngettext
 
 HOUR = 3600.0
 STARTED = time.time()
-# Counter samples that count as errors for a bot, with the words the page uses for them.
-ERROR_SAMPLES = {
-    ("botflow_replies_total", "refused"): N_("replies MAX refused"),
-    ("botflow_replies_total", "unknown_outcome"): N_("replies whose delivery is unknown"),
-    ("botflow_replies_total", "retried"): N_("replies retried"),
+# Counter samples that count as errors for a bot, with the words the page puts after their count.
+ERROR_SAMPLES: dict[tuple[str, str], Callable[[int], str]] = {
+    ("botflow_replies_total", "refused"): lambda n: ngettext("reply MAX refused", "replies MAX refused", n),
+    ("botflow_replies_total", "unknown_outcome"): lambda n: ngettext(
+        "reply whose delivery is unknown", "replies whose delivery is unknown", n),
+    ("botflow_replies_total", "retried"): lambda n: ngettext("reply to be sent again", "replies to be sent again", n),
+    ("botflow_webhook_requests_total", "5xx"): lambda n: ngettext(
+        "delivery MAX will repeat (this server answered with an error)",
+        "deliveries MAX will repeat (this server answered with an error)", n),
 }
 SENT = ("botflow_replies_total", "sent")
 # MAX error codes in words, for the test-message answer (an operator reads them, not a program).
@@ -79,9 +84,8 @@ class BotHealth:
     def summary(self, bot: str) -> dict[str, Any]:
         """Errors and traffic of the last hour in words and numbers, for the template."""
         deltas, covered = self.histories.setdefault(bot, CounterHistory()).last_hour(bot)
-        errors = [(_(words), int(deltas.get(key, 0))) for key, words in ERROR_SAMPLES.items()]
-        errors.append((_("deliveries MAX will repeat (this server answered with an error)"),
-                       int(deltas.get(("botflow_webhook_requests_total", "5xx"), 0))))
+        counts = {key: int(deltas.get(key, 0)) for key in ERROR_SAMPLES}
+        errors = [(ERROR_SAMPLES[key](n), n) for key, n in counts.items()]
         return {"errors": [(w, n) for w, n in errors if n], "error_total": sum(n for _words, n in errors),
                 "sent": int(deltas.get(SENT, 0)), "minutes": max(1, round(covered / 60)),
                 "whole_hour": covered >= HOUR - 60}

@@ -166,7 +166,7 @@ class BotsController(Controller):
         if not flow_id:
             return problem(request, _("Choose the publication to roll back to."), status=422)
         return await publish_version(request, db_session, bot_id, flow_id, data.get("version") or "",
-                                     data.get("sessions") or "keep")
+                                     data.get("sessions") or "keep", bot_page=True)
 
 
 ROUTES = [BotsController]

@@ -5,7 +5,7 @@ import json
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
-from litestar.enums import RequestEncodingType
+from litestar.enums import MediaType, RequestEncodingType
 from litestar.params import Body, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
@@ -79,7 +79,8 @@ class VersionsController(Controller):
                         refused=None, issues=[], version=version, created=created, oob=True,
                         flow={"id": flow_id}, versions=list(reversed(versions)), refs=refs_of(versions))
 
-    @get("/versions/{number:str}/download", include_in_schema=False)
+    # The file is JSON; a refusal (no such version) is a page, so the route's own type is HTML.
+    @get("/versions/{number:str}/download", include_in_schema=False, media_type=MediaType.HTML)
     async def download(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr,
                        number: PathStr) -> Any:
         try:
@@ -108,8 +109,9 @@ class VersionsController(Controller):
 
 
 async def publish_version(request: Request, db: AsyncSession, bot_id: str, flow_id: str, version: str,
-                          sessions: str) -> Template:
-    """Publish (or roll back to) a version, tell the runtime, and show the publication."""
+                          sessions: str, bot_page: bool = False) -> Template:
+    """Publish (or roll back to) a version, tell the runtime, and show the publication (with the parts of
+    the versions page it changes, or of the bot page for a rollback there)."""
     denied = refusal(request, "publisher")
     if denied:
         return denied
@@ -123,8 +125,9 @@ async def publish_version(request: Request, db: AsyncSession, bot_id: str, flow_
         return app_error(request, exc)
     await publishing.notify_runtime(getattr(request.app.state, "runtime", None), record)
     bots = await bot_service.list_bots(db)
+    bot = await bot_service.get_bot(db, bot_id, request.app.state.settings.public_url) if bot_page else None
     return fragment(request, "_partials/published.html", headers={"HX-Trigger": "versions-changed, bots-changed"},
-                    record=record, oob=True, bots=bots, chosen_bot=bot_id,
+                    record=record, oob=True, bots=bots, chosen_bot=bot_id, bot_page=bot_page, bot=bot,
                     serving=[b for b in bots if b["flow"] == flow_id])
 
 

@@ -156,6 +156,20 @@ def test_the_publish_form_shows_what_the_publish_does_and_the_history_keeps_it(p
     expect(rollback.get_by_test_id("publish-preview")).to_contain_text("0 continue, 3 are dropped.")
     history.scroll_into_view_if_needed()
     keep(page, "publish-history-counts")
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    rollback.get_by_role("button", name="Roll back to version 1").click()
+    expect(page.locator("#rollback-result")).to_contain_text(f"{bot} now serves {flow} version 1")
+    title = app.api("GET", f"/api/bots/{bot}").json()["title"] or bot
+    assert asked == [f"Make {title} serve {flow} version 1 again?"]  # asked first, in words
+    expect(page.locator("#bot-serving")).to_contain_text("version 1")  # the header, without a reload
+    expect(history.locator("tbody tr").first).to_contain_text("version 1")
+    expect(history.get_by_role("button", name="Roll back to version 1")).to_have_count(0)  # it is what runs
+    expect(history.get_by_role("button", name="Roll back to version 2")).to_have_count(1)
+    # "reset" dropped the running dialogs: the live list counts again by itself
+    expect(page.locator("#live-dialogs")).to_contain_text("No dialog is running now.")
+    page.locator("#rollback-result").scroll_into_view_if_needed()
+    keep(page, "rolled-back")
 
 
 def test_the_live_dialogs_and_the_transcript_in_russian(browser, app: App, watch) -> None:

@@ -1,0 +1,62 @@
+"""The bot page: a rollback answers with the parts of the page it changes; delivery errors in words."""
+from __future__ import annotations
+
+import uuid
+
+from server import metrics
+from tests.integration.api_helpers import create_flow, flow_doc, freeze
+
+BOT = "rollbot"
+
+
+async def two_versions_published(client, headers, bot: str = BOT) -> None:
+    assert (await client.post("/api/bots", json={"id": bot, "token": "t"}, headers=headers)).status_code == 201
+    await create_flow(client, headers, flow_doc("rolled"))
+    await freeze(client, headers, "rolled", "v1")
+    draft = await client.get("/api/flows/rolled", headers=headers)
+    await client.put("/api/flows/rolled", json=flow_doc("rolled", title="Second"),
+                     headers={**headers, "If-Match": draft.headers["etag"]})
+    await freeze(client, headers, "rolled", "v2")
+    for version in (1, 2):
+        published = await client.post(f"/api/bots/{bot}/publish", json={"flow": "rolled", "version": version},
+                                      headers=headers)
+        assert published.status_code == 200, published.text
+
+
+async def test_a_rollback_redraws_what_the_bot_serves_and_offers_no_rollback_to_the_current_version(
+        app_client, admin_headers) -> None:
+    await two_versions_published(app_client, admin_headers)
+    page = await app_client.get(f"/bots/{BOT}", headers=admin_headers)
+    assert page.status_code == 200 and page.text.count("Roll back to version 1") == 1
+    csrf = app_client.cookies.get("csrftoken", "")
+    answer = await app_client.post(f"/bots/{BOT}/rollback", data={"flow": "rolled", "version": "1", "sessions": "keep"},
+                                   headers={**admin_headers, "HX-Request": "true", "X-CSRFToken": csrf})
+    assert answer.status_code == 200, answer.text
+    assert "now serves rolled version 1" in answer.text
+    # The bot page has no versions-page parts to update; its own header is what changed.
+    assert 'id="bot-serving" hx-swap-oob="outerHTML"' in answer.text and "version 1" in answer.text
+    assert 'id="serving"' not in answer.text and 'id="publish-bot"' not in answer.text
+    history = await app_client.get(f"/bots/{BOT}", headers={**admin_headers, "HX-Request": "true"})
+    # Now 1 (current), 2, 1: only version 2 can be rolled back to; version 1 is what runs.
+    assert "Roll back to version 2" in history.text and "Roll back to version 1" not in history.text
+
+
+async def test_delivery_errors_are_counted_in_words_that_agree_with_the_count(app_client, admin_headers) -> None:
+    bot = "words" + uuid.uuid4().hex[:8]  # the counters are the process's own: a bot no other test has used
+    await two_versions_published(app_client, admin_headers, bot)
+    metrics.REPLIES.labels(bot=bot, result="retried").inc(5)
+    metrics.REPLIES.labels(bot=bot, result="refused").inc(1)
+    page = await app_client.get(f"/bots/{bot}", headers={**admin_headers, "Accept-Language": "ru"})
+    assert "5</span> ответов будут отправлены повторно" in page.text and "1</span> ответ MAX отклонил" in page.text
+    english = await app_client.get(f"/bots/{bot}", headers={**admin_headers, "Accept-Language": "en"})
+    assert "5</span> replies to be sent again" in english.text and "1</span> reply MAX refused" in english.text
+
+
+async def test_a_missing_version_to_download_is_a_page_not_a_file(app_client, admin_headers) -> None:
+    await create_flow(app_client, admin_headers, flow_doc("frozen"))
+    await freeze(app_client, admin_headers, "frozen", "v1")
+    missing = await app_client.get("/flows/frozen/versions/99/download", headers=admin_headers)
+    assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html")
+    assert "content-disposition" not in missing.headers
+    found = await app_client.get("/flows/frozen/versions/1/download", headers=admin_headers)
+    assert found.status_code == 200 and found.headers["content-type"].startswith("application/json")
