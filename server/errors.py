@@ -12,17 +12,34 @@ from flows.errors import DocumentSyntaxError, FlowFormatError
 log = logging.getLogger("botflow.errors")
 
 
+def N_(text: str) -> str:
+    """Marks an English text that the pages show in the reader's language (web/locale has its translation)."""
+    return text
+
+
 class AppError(Exception):
-    """An error a client can act on: status, machine code, sentence, optional details."""
+    """An error a client can act on: status, machine code, sentence, optional details.
+
+    `words`: the sentence's template (marked with N_) and its values, so the pages can say it in the
+    reader's language; the API always answers the English `message`.
+    """
 
     def __init__(self, status: int, code: str, message: str, details: list[Any] | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, words: tuple[str, dict[str, Any]] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.details = details or []
         self.headers = headers or {}
+        self.words = words
+
+    @classmethod
+    def worded(cls, template: str, values: dict[str, Any], **kwargs: Any) -> "AppError":
+        """The error whose message is `template % values`, keeping both for the pages."""
+        error = cls(template % values, **kwargs)
+        error.words = (template, values)
+        return error
 
 
 class BadRequest(AppError):

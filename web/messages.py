@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from server.errors import AppError
 from web.i18n import gettext as _
@@ -36,4 +37,13 @@ def human_message(exc: AppError) -> str:
         return _("Check the marked fields.")
     if exc.code == "no_version":
         return _("This flow has no version yet: freeze the draft first.")
+    if exc.words is not None:
+        template, values = exc.words
+        return _(template) % values
     return _(without_api_words(exc.message))
+
+
+def human_detail(detail: dict[str, Any]) -> dict[str, Any]:
+    """One of a refusal's field problems, its words in the reader's language where the service marked them."""
+    message = detail.get("message")
+    return {**detail, "message": _(message)} if isinstance(message, str) and message else detail

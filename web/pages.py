@@ -12,7 +12,7 @@ from server.auth import CurrentUser, current_user
 from server.errors import AppError
 from web.i18n import N_, role_name
 from web.i18n import gettext as _
-from web.messages import human_message
+from web.messages import human_detail, human_message
 
 ROLE_NAMES = {"editor": N_("change drafts"), "publisher": N_("freeze versions and publish"),
               "admin": N_("manage bots")}
@@ -96,7 +96,7 @@ def problem(request: Request, message: str, problems: list[dict[str, Any]] | Non
 
 def app_error(request: Request, exc: AppError) -> Template:
     """A service's refusal (not found, conflict, invalid) shown as a page or fragment."""
-    details = [d for d in exc.details if isinstance(d, dict)]
+    details = [human_detail(d) for d in exc.details if isinstance(d, dict)]
     return problem(request, human_message(exc), details, status=exc.status)
 
 

@@ -10,7 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.db.models import BotRow, PublicationRow, utcnow
-from server.errors import Conflict, NotFound, Unprocessable
+from server.errors import N_, Conflict, NotFound, Unprocessable
 from server.runtime.max_client import MaxClient
 from server.runtime.webhook import HANDLED
 from server.services import audit, privacy
@@ -27,18 +27,18 @@ def check_fields(values: dict[str, Any]) -> None:
     """One detail per bad field among id, title, token, webhook_secret (those present)."""
     details: list[dict[str, str]] = []
     if "id" in values and not is_slug(values["id"]):
-        details.append({"path": "id", "message": "use 1-64 characters: a lowercase Latin letter first, then "
-                                                 "lowercase letters, digits, _ or -"})
+        details.append({"path": "id", "message": N_("use 1-64 characters: a lowercase Latin letter first, then "
+                                                    "lowercase letters, digits, _ or -")})
     title = values.get("title")
     if title is not None and len(title) > MAX_TITLE:
         details.append({"path": "title", "message": f"at most {MAX_TITLE} characters"})
     token = values.get("token")
     if token is not None and (not token or len(token) > MAX_TOKEN or not token.isprintable() or " " in token):
-        details.append({"path": "token", "message": "the MAX bot token: printable characters without spaces"})
+        details.append({"path": "token", "message": N_("the MAX bot token: printable characters without spaces")})
     secret = values.get("webhook_secret")
     if secret is not None and not SECRET.fullmatch(secret):
         details.append({"path": "webhook_secret",
-                        "message": "5-256 characters of A-Z, a-z, 0-9, _ and - (the MAX secret format)"})
+                        "message": N_("5-256 characters of A-Z, a-z, 0-9, _ and - (the MAX secret format)")})
     if "require_tests" in values and not isinstance(values["require_tests"], bool):
         details.append({"path": "require_tests", "message": "true or false"})
     privacy.check(values, details)

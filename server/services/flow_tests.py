@@ -14,7 +14,7 @@ from flows.testing.cases import BadTests, Case, parse_cases
 from flows.testing.runner import run_cases
 from server.db.models import utcnow
 from server.db.saved_tests import FlowTestsRow
-from server.errors import Conflict, NotFound, PreconditionFailed, Unprocessable
+from server.errors import N_, Conflict, NotFound, PreconditionFailed, Unprocessable
 from server.services import audit
 from server.services.flows import get_row as get_flow_row
 from server.services.sandbox import source_flow
@@ -125,15 +125,17 @@ async def check_publish(session: AsyncSession, flow_id: str, version: int) -> di
     """For a bot that requires tests: run them on the version; 409 naming the failing tests if any fail."""
     report = await run_saved(session, flow_id, version)
     if report["total"] == 0:
-        raise Conflict(f"This bot publishes only versions whose saved tests pass, and flow '{flow_id}' has no "
-                       "saved tests; save at least one test, or stop requiring passing tests in the bot's settings.",
-                       code="no_tests")
+        raise Conflict.worded(N_("This bot publishes only versions whose saved tests pass, and flow '%(flow)s' "
+                                 "has no saved tests; save at least one test, or stop requiring passing tests in "
+                                 "the bot's settings."), {"flow": flow_id}, code="no_tests")
     if report["failed"]:
         failing = failing_details(report)
         names = ", ".join(repr(d["test"]) for d in failing[:5])
-        raise Conflict(f"Version {version} of '{flow_id}' fails {report['failed']} of {report['total']} saved "
-                       f"tests ({names}); nothing was published. Fix the flow or the tests, or stop requiring "
-                       "passing tests in the bot's settings.", code="tests_failed", details=failing)
+        raise Conflict.worded(
+            N_("Version %(version)s of '%(flow)s' fails %(failed)s of %(total)s saved tests (%(names)s); nothing "
+               "was published. Fix the flow or the tests, or stop requiring passing tests in the bot's settings."),
+            {"version": version, "flow": flow_id, "failed": report["failed"], "total": report["total"],
+             "names": names}, code="tests_failed", details=failing)
     return report
 
 

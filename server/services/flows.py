@@ -13,7 +13,7 @@ from flows.errors import FlowFormatError
 from flows.load import load
 from flows.model import Flow
 from server.db.models import BotRow, FlowRow, VersionRow, utcnow
-from server.errors import Conflict, Forbidden, NotFound, PreconditionFailed, Unprocessable
+from server.errors import N_, Conflict, Forbidden, NotFound, PreconditionFailed, Unprocessable
 from server.services import audit
 from server.services.common import is_slug, iso
 
@@ -174,8 +174,9 @@ async def delete_flow(session: AsyncSession, flow_id: str, actor_role: str | Non
         raise PreconditionFailed(f"The draft changed; it is now {row.revision}.")
     bots = await serving_bots(session, flow_id)
     if bots:
-        raise Conflict(f"The flow '{flow_id}' is served by {', '.join(bots)}; publish another flow to "
-                       "those bots first.", code="flow_in_use", details=[{"bot": b} for b in bots])
+        raise Conflict.worded(N_("The flow '%(flow)s' is served by %(bots)s; publish another flow to those bots "
+                                 "first."), {"flow": flow_id, "bots": ", ".join(bots)}, code="flow_in_use",
+                              details=[{"bot": b} for b in bots])
     if row.version_seq > 0 and RANK.get(actor_role or "", -1) < RANK["publisher"]:
         raise Forbidden("Deleting a flow that has versions needs the publisher role or above.")
     await session.execute(delete(VersionRow).where(VersionRow.flow_id == flow_id))
@@ -185,5 +186,5 @@ async def delete_flow(session: AsyncSession, flow_id: str, actor_role: str | Non
         await session.commit()
     except IntegrityError:  # a bot started serving it between our check and the delete
         await session.rollback()
-        raise Conflict(f"The flow '{flow_id}' is served by a bot; publish another flow there first.",
-                       code="flow_in_use") from None
+        raise Conflict.worded(N_("The flow '%(flow)s' is served by a bot; publish another flow there first."),
+                              {"flow": flow_id}, code="flow_in_use") from None

@@ -60,3 +60,19 @@ async def test_a_missing_version_to_download_is_a_page_not_a_file(app_client, ad
     assert "content-disposition" not in missing.headers
     found = await app_client.get("/flows/frozen/versions/1/download", headers=admin_headers)
     assert found.status_code == 200 and found.headers["content-type"].startswith("application/json")
+
+
+async def test_the_services_refusals_are_said_in_the_readers_language(app_client, admin_headers) -> None:
+    await two_versions_published(app_client, admin_headers)
+    await app_client.get("/bots", headers=admin_headers)
+    page = {**admin_headers, "HX-Request": "true", "X-CSRFToken": app_client.cookies.get("csrftoken", "")}
+    for language, words in (("ru", "сначала строчная латинская буква"), ("en", "a lowercase Latin letter first")):
+        refused = await app_client.post("/bots", data={"id": "Bad/Id", "token": "t"},
+                                        headers={**page, "Accept-Language": language})
+        assert refused.status_code == 422 and words in refused.text, refused.text
+    in_use = await app_client.post("/flows/rolled/delete", headers={**page, "Accept-Language": "ru"})
+    assert in_use.status_code == 409
+    assert f"Сценарий «rolled» сейчас работает в ботах: {BOT}; сначала опубликуйте в них другой сценарий." in in_use.text
+    api = await app_client.delete("/api/flows/rolled", headers={**admin_headers, "Accept-Language": "ru"})
+    assert api.status_code == 409 and api.json()["message"] == (
+        f"The flow 'rolled' is served by {BOT}; publish another flow to those bots first.")  # the API stays English

@@ -30,6 +30,8 @@ def source_ids(domain: str) -> set[str]:
     else:
         found = list(extract_from_dir(ROOT / "web", [("**.py", "python"), ("**/templates/**.html", "jinja2")],
                                       directory_filter=lambda path: "__pycache__" not in path))
+        found += extract_from_dir(ROOT / "server" / "services", [("**.py", "python")],  # refusals marked N_
+                                  directory_filter=lambda path: "__pycache__" not in path)
     ids = set()
     for _file, _line, message, _comments, _context in found:
         ids.add(message[0] if isinstance(message, (tuple, list)) else message)
