@@ -59,12 +59,12 @@ def _fields(fields: list[dict[str, Any]]) -> list[dict[str, str]]:
     return [{"field": field_name(f["field"]), "from": _short(f["from"]), "to": _short(f["to"])} for f in fields]
 
 
-def _label(tr: dict[str, Any]) -> str:
-    on = tr.get("on", "?")
-    detail = {"button": tr.get("payload"), "event": tr.get("name"),
-              "text": ", ".join(tr.get("match") or []) or tr.get("pattern"),
-              "timeout": f"{tr.get('after')}s" if tr.get("after") is not None else None}.get(on)
-    return f"{on}: {detail}" if detail else on
+# What the page needs of a transition to label its edge as the editor does (static/js/editor/labels.js).
+TRIGGER_FIELDS = ("on", "payload", "match", "pattern", "name", "after", "kinds", "if")
+
+
+def _trigger(tr: dict[str, Any]) -> dict[str, Any]:
+    return {key: tr[key] for key in TRIGGER_FIELDS if key in tr}
 
 
 def _status(key: str, section: dict[str, Any]) -> str:
@@ -93,7 +93,7 @@ def diff_graph(old: dict[str, Any], new: dict[str, Any], result: dict[str, Any])
     edges = []
     for tid, tr in {**_ids(old, "transitions"), **_ids(new, "transitions")}.items():
         if tr.get("from") in old_states or tr.get("from") in new_states:
-            edges.append({"id": tid, "source": tr.get("from"), "target": tr.get("to"), "label": _label(tr),
+            edges.append({"id": tid, "source": tr.get("from"), "target": tr.get("to"), "trigger": _trigger(tr),
                           "status": _status(tid, result["transitions"])})
     return {"nodes": nodes, "edges": edges, "start": new.get("start")}
 

@@ -1,6 +1,7 @@
 // The versions page: draws a diff (sent by the server as JSON in data-graph) on a read-only graph.
 import { createGraph, autoLayout } from "./editor/graph.js";
 import { TITLE_SIZE } from "./editor/cards.js";
+import { triggerLabel } from "./editor/labels.js";
 
 // A self-loop beside its box, drawn from the box's right side (style.js), so it is never inside the state.
 const LOOP = { ld: "90deg", lstep: TITLE_SIZE.w / 2 + 40, lse: `${TITLE_SIZE.w / 2}px -6px`, lte: `${TITLE_SIZE.w / 2}px 6px` };
@@ -20,7 +21,7 @@ function draw() {
   })));
   cy.add(graph.edges.filter((e) => cy.getElementById(`s:${e.target}`).nonempty()).map((e) => ({
     group: "edges",
-    data: { id: `t:${e.id}`, tid: e.id, source: `s:${e.source}`, target: `s:${e.target}`, label: e.label,
+    data: { id: `t:${e.id}`, tid: e.id, source: `s:${e.source}`, target: `s:${e.target}`, label: triggerLabel(e.trigger),
             ...(e.source === e.target ? LOOP : {}) },
     classes: [e.status === "same" ? "" : `diff-${e.status}`, e.source === e.target ? "loop" : ""].join(" "),
   })));

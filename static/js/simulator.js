@@ -5,6 +5,13 @@
 import { api, loginUrl } from "./api.js";
 import { t } from "./i18n.js";
 
+/** The dialog's data as a person reads it: one "key: value" line each (a list or object value as written). */
+export function dataLines(data) {
+  const keys = Object.keys(data || {});
+  if (!keys.length) return t("nothing collected yet");
+  return keys.map((key) => `${key}: ${typeof data[key] === "string" ? data[key] : JSON.stringify(data[key])}`).join("\n");
+}
+
 // What a request button shares in the sandbox: a stand-in contact or place, shaped as MAX sends it.
 const SAMPLE_SHARES = {
   contact: { type: "contact", payload: { vcf_info: "BEGIN:VCARD\nVERSION:3.0\nFN:Test User\nTEL:+79990000000\nEND:VCARD",
@@ -156,7 +163,7 @@ export class Simulator extends EventTarget {
     this.log.replaceChildren(el("li", "sim-system", message || t("New conversation. Type a message to start.")));
     this.stateOut.textContent = "—";
     this.firedOut.textContent = "—";
-    this.dataOut.textContent = "{}";
+    this.dataOut.textContent = dataLines({});
     if (this.startBox) this.startBox.hidden = true;
     this.announce(null, null);
   }
@@ -232,7 +239,7 @@ export class Simulator extends EventTarget {
     this.stateOut.textContent = result.state ?? t("(no dialog)");
     const fired = result.fired || {};
     this.firedOut.textContent = fired.transition ? `${fired.transition}: ${fired.reason || ""}` : (fired.reason || t("no transition"));
-    this.dataOut.textContent = JSON.stringify(result.data || {}, null, 2);
+    this.dataOut.textContent = dataLines(result.data);
     this.markStale(result.live_payloads);
     this.announce(result.state, fired.transition || null);
   }

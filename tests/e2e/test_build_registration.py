@@ -217,7 +217,7 @@ def test_build_chat_freeze_publish_and_serve_over_max(page: Page, app: App) -> N
     assert current_state(page) == ["ask_phone"]
     sim_send(page, "+7 999 123-45-67")
     sim_send(page, "ivan@example.com")
-    expect(page.locator("[data-sim-data]")).to_contain_text('"phone": "+79991234567"')
+    expect(page.locator("[data-sim-data]")).to_contain_text("phone: +79991234567")
     page.locator("#simulator .sim-button", has_text="Да").last.click()
     expect(page.locator("#simulator .sim-system").last).to_have_text("The dialog ended.")
     simulated = bot_texts(page)

@@ -385,7 +385,7 @@ def test_cards_collapse_to_titles_then_dots_as_the_view_zooms_out(page: Page, ap
     card = page.locator('.card[data-node="s:choose_product"]')
     expect(card).to_contain_text("Кофе в зёрнах")
     expect(card.locator(".chip")).to_have_count(0)  # a state without input has no chip
-    expect(page.locator('.card[data-node="s:ask_quantity"] .chip')).to_have_text("integer → quantity")
+    expect(page.locator('.card[data-node="s:ask_quantity"] .chip')).to_have_text("whole number → quantity")
     shoot(page, "canvas-zoom-cards")
     zoom_to(page, "choose_product", 0.3)
     expect(page.locator(".card-layer")).to_be_hidden()

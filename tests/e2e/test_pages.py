@@ -119,6 +119,8 @@ def test_diff_of_two_versions_drawn_on_the_graph(page: Page, app: App) -> None:
     assert marks["t:pdn_yes_text"] == "removed"
     assert marks["t:pdn_no"] == "changed"
     assert marks["s:ask_name"] == "same"
+    labels = page.evaluate("() => Object.fromEntries(window.botflowDiff.edges().map(e => [e.id(), e.data('label')]))")
+    assert labels["t:pdn_no"] == "else"  # as the editor labels it, in the page's language
     shoot(page, "versions-diff")
 
 

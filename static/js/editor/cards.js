@@ -1,6 +1,8 @@
 // What a state's card shows and where its rows and ports are, from the document alone (no DOM measuring),
 // so the canvas, the layout and the overlay agree on every size without asking the browser.
 
+import { t } from "../i18n.js";
+
 export const CARD_WIDTH = 240;
 export const TITLE_SIZE = { w: 180, h: 48 };  // a state drawn with its title only
 const PAD = 8;
@@ -15,10 +17,19 @@ function firstMessage(state) {
   return say ? say.text.replace(/\s+/g, " ").trim() : "";
 }
 
-/** The input as a chip: `phone → phone` (type, then the data key it saves). */
+// Input types as the chip names them, in the page's language (the side panel's list uses longer names).
+const INPUT_NAMES = {
+  text: () => t("text"), phone: () => t("phone"), email: () => t("email"), number: () => t("number"),
+  integer: () => t("whole number"), choice: () => t("choice"), regex: () => t("pattern"), date: () => t("date"),
+  attachment: () => t("attachment"), contact: () => t("contact"), location: () => t("location"),
+  any: () => t("any message"),
+};
+
+/** The input as a chip: `phone → phone` (its type in words, then the data key it saves). */
 export function inputChip(input) {
   if (!input) return "";
-  const type = input.type || "?";
+  const named = INPUT_NAMES[input.type];
+  const type = named ? named() : input.type || "?";
   return input.save_as ? `${type} → ${input.save_as}` : type;
 }
 
