@@ -1,6 +1,9 @@
 """The flows list: status of each flow, create, import a JSON/YAML file, export, delete."""
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
@@ -28,6 +31,17 @@ from web.pages import app_error, fragment, problem, redirect, refusal, render, u
 EXTENSIONS = {"json": "json", "yaml": "yaml", "mermaid": "mmd", "dot": "dot", "scxml": "scxml"}
 FORMAT_NAMES = {"json": "JSON", "yaml": "YAML", "mermaid": "Mermaid", "dot": "Graphviz", "scxml": "SCXML"}
 MAX_IMPORT = 2 * 1024 * 1024
+# The example flows of the repository (web/examples links to examples/, so a wheel carries them too).
+EXAMPLES = Path(__file__).resolve().parent / "examples"
+
+
+@functools.cache
+def examples() -> dict[str, dict[str, Any]]:
+    """The example documents a new flow can start from, by file name."""
+    found = {}
+    for path in sorted(EXAMPLES.glob("*.json")):
+        found[path.stem] = json.loads(path.read_text(encoding="utf-8"))
+    return found
 
 
 async def flow_rows(db: AsyncSession) -> list[dict[str, Any]]:
@@ -60,7 +74,8 @@ class FlowsController(Controller):
                      status: int = 200) -> Template:
         return render(request, "flows.html", "_partials/flows_table.html", status=status, section="flows",
                       flows=await flow_rows(db), formats=EXPORT_FORMATS, format_names=FORMAT_NAMES, error=error,
-                      can_edit=user_of(request).has_role("editor"))
+                      can_edit=user_of(request).has_role("editor"),
+                      examples=[(key, doc.get("title") or key) for key, doc in examples().items()])
 
     @post("/", include_in_schema=False)
     async def create(self, request: HTMXRequest, db_session: DbSession,
@@ -68,9 +83,15 @@ class FlowsController(Controller):
         denied = refusal(request, "editor")
         if denied:
             return denied
-        flow_id = (data.get("id") or "").strip()
-        document = {"format": FORMAT, "id": flow_id, "title": (data.get("title") or "").strip(),
-                    "states": [], "transitions": []}
+        flow_id, title = (data.get("id") or "").strip(), (data.get("title") or "").strip()
+        example = data.get("example") or ""
+        if example and example not in examples():
+            return problem(request, _("Choose an example from the list."), status=422)
+        if example:
+            document = {**json.loads(json.dumps(examples()[example])), "id": flow_id}
+            document["title"] = title or document.get("title", "")
+        else:
+            document = {"format": FORMAT, "id": flow_id, "title": title, "states": [], "transitions": []}
         try:
             await flow_service.create_flow(db_session, document, user_of(request).username)
         except FlowFormatError as exc:
@@ -116,7 +137,7 @@ class FlowsController(Controller):
             return app_error(request, exc)
         except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting past the parser's depth
             message = unreadable(exc) if isinstance(exc, ValueError) else _("The document is nested too deeply to read.")
-            return problem(request, f"{upload.filename} cannot be read.", [{"path": "", "message": message}],
+            return problem(request, _("%(file)s cannot be read.") % {"file": name}, [{"path": "", "message": message}],
                            status=422)
         return fragment(request, "_partials/imported.html", headers={"HX-Trigger": "flows-changed"},
                         flow={"id": row.id, "title": row.title}, replaced=replace)
