@@ -60,3 +60,13 @@ async def freeze(client: Any, headers: dict[str, str], flow_id: str, note: str =
     response = await client.post(f"/api/flows/{flow_id}/versions", json={"note": note}, headers=headers)
     assert response.status_code in (200, 201), response.text
     return response.json()
+
+
+async def two_versions(client: Any, headers: dict[str, str], flow_id: str) -> None:
+    """The example flow with versions 1 and 2 (the second with the title "Second")."""
+    await create_flow(client, headers, flow_doc(flow_id))
+    await freeze(client, headers, flow_id, "v1")
+    draft = await client.get(f"/api/flows/{flow_id}", headers=headers)
+    await client.put(f"/api/flows/{flow_id}", json=flow_doc(flow_id, title="Second"),
+                     headers={**headers, "If-Match": draft.headers["etag"]})
+    await freeze(client, headers, flow_id, "v2")

@@ -1,7 +1,7 @@
 """Bots and publishing over HTTP: secrets never returned, publish and rollback history, flows in use."""
 from __future__ import annotations
 
-from tests.integration.api_helpers import create_flow, flow_doc, freeze
+from tests.integration.api_helpers import create_flow, flow_doc, freeze, two_versions
 
 BOT = {"id": "shop", "title": "Shop bot", "token": "max-token-SECRET-value", "webhook_secret": "hook_Secret-42"}
 
@@ -54,12 +54,7 @@ async def test_change_bot(app_client, admin_headers):
 
 async def test_publish_rollback_and_history(app_client, admin_headers):
     await app_client.post("/api/bots", json=BOT, headers=admin_headers)
-    await create_flow(app_client, admin_headers, flow_doc("reg"))
-    await freeze(app_client, admin_headers, "reg", "v1")
-    draft = await app_client.get("/api/flows/reg", headers=admin_headers)
-    await app_client.put("/api/flows/reg", json=flow_doc("reg", title="Second"),
-                         headers={**admin_headers, "If-Match": draft.headers["etag"]})
-    await freeze(app_client, admin_headers, "reg", "v2")
+    await two_versions(app_client, admin_headers, "reg")
 
     first = await app_client.post("/api/bots/shop/publish", json={"flow": "reg", "version": 1}, headers=admin_headers)
     assert first.status_code == 200

@@ -4,19 +4,14 @@ from __future__ import annotations
 import uuid
 
 from server import metrics
-from tests.integration.api_helpers import create_flow, flow_doc, freeze
+from tests.integration.api_helpers import create_flow, flow_doc, freeze, two_versions
 
 BOT = "rollbot"
 
 
 async def two_versions_published(client, headers, bot: str = BOT) -> None:
     assert (await client.post("/api/bots", json={"id": bot, "token": "t"}, headers=headers)).status_code == 201
-    await create_flow(client, headers, flow_doc("rolled"))
-    await freeze(client, headers, "rolled", "v1")
-    draft = await client.get("/api/flows/rolled", headers=headers)
-    await client.put("/api/flows/rolled", json=flow_doc("rolled", title="Second"),
-                     headers={**headers, "If-Match": draft.headers["etag"]})
-    await freeze(client, headers, "rolled", "v2")
+    await two_versions(client, headers, "rolled")
     for version in (1, 2):
         published = await client.post(f"/api/bots/{bot}/publish", json={"flow": "rolled", "version": version},
                                       headers=headers)
