@@ -13,7 +13,8 @@ log = logging.getLogger("botflow.errors")
 
 
 def N_(text: str) -> str:
-    """Marks an English text that the pages show in the reader's language (web/locale has its translation)."""
+    """Marks an English text for extraction where it is defined (the services', the pages'); it is
+    translated where a page shows it (web/locale has the translations)."""
     return text
 
 
@@ -25,14 +26,14 @@ class AppError(Exception):
     """
 
     def __init__(self, status: int, code: str, message: str, details: list[Any] | None = None,
-                 headers: dict[str, str] | None = None, words: tuple[str, dict[str, Any]] | None = None) -> None:
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.details = details or []
         self.headers = headers or {}
-        self.words = words
+        self.words: tuple[str, dict[str, Any]] | None = None  # set by `worded`
 
     @classmethod
     def worded(cls, template: str, values: dict[str, Any], **kwargs: Any) -> "AppError":

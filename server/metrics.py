@@ -1,9 +1,29 @@
 """The deployment's Prometheus metrics: one registry, one name per thing an operator watches."""
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 
 REGISTRY = CollectorRegistry(auto_describe=True)
+
+
+class Children:
+    """A labelled metric's children, each looked up once: `labels()` takes a lock and builds a key on every
+    call, and the hot path counts on every update. `children(*values)` is `metric.labels(*values)`."""
+
+    __slots__ = ("metric", "found")
+
+    def __init__(self, metric: Any) -> None:
+        self.metric = metric
+        self.found: dict[tuple[str, ...], Any] = {}
+
+    def __call__(self, *values: str) -> Any:
+        child = self.found.get(values)
+        if child is None:
+            child = self.found[values] = self.metric.labels(*values)
+        return child
+
 
 # Webhooks reach us on the ASGI fast path as well as through Litestar: both count here.
 WEBHOOK_REQUESTS = Counter("botflow_webhook_requests", "MAX webhook deliveries answered, by HTTP status",

@@ -1,6 +1,7 @@
 """The flows list: status of each flow, create, import a JSON/YAML file, export, delete."""
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from pathlib import Path
@@ -88,7 +89,7 @@ class FlowsController(Controller):
         if example and example not in examples():
             return problem(request, _("Choose an example from the list."), status=422)
         if example:
-            document = {**json.loads(json.dumps(examples()[example])), "id": flow_id}
+            document = {**copy.deepcopy(examples()[example]), "id": flow_id}
             document["title"] = title or document.get("title", "")
         else:
             document = {"format": FORMAT, "id": flow_id, "title": title, "states": [], "transitions": []}

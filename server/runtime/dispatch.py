@@ -116,7 +116,7 @@ class Dispatcher:
         self.counting = funnel_counts.enabled()
         self.held: dict[tuple[str, str], Turn] = {}
         self._store_errors = metrics.STORE_ERRORS.labels(store=store.name)
-        self._turn_seconds: dict[tuple[str, str], Any] = {}  # metric children, looked up once per label set
+        self._turn_seconds = metrics.Children(metrics.TURN_SECONDS)
 
     async def _begin(self, turn: Turn, dedupe: str | None) -> Loaded:
         loaded = await self.store.begin(turn.bot, turn.user, turn.token, dedupe)
@@ -249,11 +249,7 @@ class Dispatcher:
 
     def _observe(self, update: Update, outcome: str, started: float, bot: BotInfo, turn: Turn) -> None:
         elapsed = time.perf_counter() - started
-        child = self._turn_seconds.get((update.kind, outcome))
-        if child is None:
-            child = self._turn_seconds[(update.kind, outcome)] = metrics.TURN_SECONDS.labels(
-                kind=update.kind, outcome=outcome)
-        child.observe(elapsed)
+        self._turn_seconds(update.kind, outcome).observe(elapsed)
         if log.isEnabledFor(logging.DEBUG):
             stored = turn.loaded.session or {}
             log.debug("turn", extra={"event": "turn", "bot": bot.id, "flow": stored.get("flow"),

@@ -142,15 +142,12 @@ class Outbox:
         self._flushing = False
         self._active: set[tuple[str, str]] = set()  # users with a drain sending right now
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._counters: dict[tuple[str, str], Any] = {}  # metric children, looked up once per label set
+        self._replies = metrics.Children(metrics.REPLIES)
         self.waits = Waits()
         self._slow_until = 0.0  # monotonic time until which sends count as slow (see start)
 
     def _count(self, bot: str, result: str) -> None:
-        child = self._counters.get((bot, result))
-        if child is None:
-            child = self._counters[(bot, result)] = metrics.REPLIES.labels(bot=bot, result=result)
-        child.inc()
+        self._replies(bot, result).inc()
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)

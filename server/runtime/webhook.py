@@ -129,16 +129,12 @@ def _error(status: int, code: str, message: str) -> tuple[int, bytes]:
     return status, msgspec.json.encode(error_body(code, message))
 
 
-# Metric children by (bot, status): `labels()` takes a lock and builds a key on every call, once per delivery.
 # Bounded: only bots that exist get a label of their own (anything else counts as "-").
-_COUNTERS: dict[tuple[str, int], Any] = {}
+_ANSWERS = metrics.Children(metrics.WEBHOOK_REQUESTS)
 
 
 def _counted(bot: str, answer: tuple[int, bytes]) -> tuple[int, bytes]:
-    child = _COUNTERS.get((bot, answer[0]))
-    if child is None:
-        child = _COUNTERS[(bot, answer[0])] = metrics.WEBHOOK_REQUESTS.labels(bot=bot, status=str(answer[0]))
-    child.inc()
+    _ANSWERS(bot, str(answer[0])).inc()
     return answer
 
 
