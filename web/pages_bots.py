@@ -7,7 +7,7 @@ import logging
 from typing import Annotated, Any
 
 from litestar import Controller, get, post
-from litestar.enums import RequestEncodingType
+from litestar.enums import MediaType, RequestEncodingType
 from litestar.params import Body
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
@@ -64,7 +64,7 @@ class BotsController(Controller):
                       bots=await bot_service.list_bots(db_session, settings.public_url),
                       can_admin=user_of(request).has_role("admin"))
 
-    @post("/", include_in_schema=False)
+    @post("/", include_in_schema=False, media_type=MediaType.HTML)
     async def create(self, request: HTMXRequest, db_session: DbSession, data: Form) -> Any:
         denied = refusal(request, "admin")
         if denied:

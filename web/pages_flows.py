@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import UploadFile
-from litestar.enums import RequestEncodingType
+from litestar.enums import MediaType, RequestEncodingType
 from litestar.params import Body
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Template
@@ -143,7 +143,7 @@ class FlowsController(Controller):
         return fragment(request, "_partials/imported.html", headers={"HX-Trigger": "flows-changed"},
                         flow={"id": row.id, "title": row.title}, replaced=replace)
 
-    @get("/{flow_id:str}/export/{fmt:str}", include_in_schema=False)
+    @get("/{flow_id:str}/export/{fmt:str}", include_in_schema=False, media_type=MediaType.HTML)
     async def export_flow(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr, fmt: PathStr) -> Any:
         if fmt not in EXPORT_FORMATS:
             return problem(request, _("Unknown format %(fmt)s; choose one of %(all)s.")
@@ -157,7 +157,7 @@ class FlowsController(Controller):
         return Response(text, media_type=media_type,
                         headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
-    @post("/{flow_id:str}/delete", include_in_schema=False)
+    @post("/{flow_id:str}/delete", include_in_schema=False, media_type=MediaType.HTML)
     async def delete(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr) -> Any:
         denied = refusal(request, "editor")
         if denied:

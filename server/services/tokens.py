@@ -10,9 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.auth import expired, hash_token
 from server.db.models import TokenRow, UserRow
-from server.errors import NotFound, Unprocessable
+from server.errors import N_, NotFound, Unprocessable
 from server.services import audit
-from server.services.common import iso
+from server.services.common import MAX_INT, iso
 
 MIN_LIFETIME = 60
 MAX_LIFETIME = 10 * 366 * 24 * 3600
@@ -92,9 +92,11 @@ async def listed(session: AsyncSession, user: UserRow) -> list[dict[str, Any]]:
 
 async def revoke(session: AsyncSession, user: UserRow, token_id: int, actor: str | None) -> None:
     """Delete one token of the user; 404 when they have no token with that id."""
-    row = await session.get(TokenRow, token_id)
+    # An id no database column can hold is simply not one of theirs (never a driver overflow).
+    row = await session.get(TokenRow, token_id) if 1 <= token_id <= MAX_INT else None
     if row is None or row.user_id != user.id:
-        raise NotFound(f"User '{user.username}' has no token {token_id}; list them to see the ids.")
+        raise NotFound.worded(N_("User '%(name)s' has no token %(id)s; list them to see the ids."),
+                              {"name": user.username, "id": token_id})
     await session.delete(row)
     audit.record(session, actor, "user.token_revoke", f"user:{user.username}", token_id=token_id)
     await session.commit()

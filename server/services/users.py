@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.auth import ROLES, CurrentUser, hash_token
 from server.db.models import TokenRow, UserRow
-from server.errors import Conflict, NotFound, Unprocessable
+from server.errors import N_, Conflict, NotFound, Unprocessable
 from server.passwords import MAX_PASSWORD, hash_password, password_problem, verify_password
 from server.services import audit, logins
 from server.services.common import USERNAME, iso
@@ -20,10 +20,15 @@ BOOTSTRAP_USER = "admin"
 
 def check_username(username: Any) -> str:
     if not isinstance(username, str) or not USERNAME.fullmatch(username):
-        raise Unprocessable(
-            "username must be 1-64 characters of letters, digits, '_', '.', '@' or '-', starting with a letter or digit.",
-            details=[{"path": "username", "message": "not a valid username"}])
+        raise Unprocessable.worded(
+            N_("username must be 1-64 characters of letters, digits, '_', '.', '@' or '-', starting with a letter "
+               "or digit."), {}, details=[{"path": "username", "message": N_("not a valid username")}])
     return username
+
+
+def user_exists(username: str) -> Conflict:
+    return Conflict.worded(N_("A user named '%(name)s' already exists (names ignore letter case)."),
+                           {"name": username}, code="user_exists")
 
 
 def check_role(role: Any) -> str:
@@ -57,7 +62,7 @@ async def create_user(session: AsyncSession, username: str, role: str, password:
     if password is not None:
         check_password(password)
     if await find_user(session, username) is not None:
-        raise Conflict(f"A user named '{username}' already exists (names ignore letter case).", code="user_exists")
+        raise user_exists(username)
     user = UserRow(username=username, role=role, password_hash=await hash_password(password) if password else None)
     session.add(user)
     try:
@@ -67,8 +72,7 @@ async def create_user(session: AsyncSession, username: str, role: str, password:
         await session.commit()
     except IntegrityError:
         await session.rollback()
-        raise Conflict(f"A user named '{username}' already exists (names ignore letter case).",
-                       code="user_exists") from None
+        raise user_exists(username) from None
     return user, token
 
 
@@ -81,7 +85,7 @@ async def list_users(session: AsyncSession) -> list[dict[str, Any]]:
 async def get_user(session: AsyncSession, username: str) -> UserRow:
     row = await find_user(session, username)
     if row is None:
-        raise NotFound(f"There is no user '{username}'.")
+        raise NotFound.worded(N_("There is no user '%(name)s'."), {"name": username})
     return row
 
 
@@ -142,14 +146,17 @@ async def end_sessions(session: AsyncSession, user_id: int) -> int:
     return (await session.execute(select(UserRow.session_version).where(UserRow.id == user_id))).scalar_one()
 
 
+LAST_ADMIN = {"demote": N_("'%(name)s' is the only admin; make another user admin before demoting them."),
+              "remove": N_("'%(name)s' is the only admin; make another user admin before removing them.")}
+
+
 async def keep_an_admin(session: AsyncSession, user: UserRow, doing: str) -> None:
-    """Refuse to remove or demote the only admin: nobody could manage users or bots afterwards."""
+    """Refuse to remove or demote (`doing`) the only admin: nobody could manage users or bots afterwards."""
     if user.role != "admin":
         return
     admins = (await session.execute(select(func.count()).where(UserRow.role == "admin"))).scalar_one()
     if admins <= 1:
-        raise Conflict(f"'{user.username}' is the only admin; make another user admin before {doing}.",
-                       code="last_admin")
+        raise Conflict.worded(LAST_ADMIN[doing], {"name": user.username}, code="last_admin")
 
 
 async def update_user(session: AsyncSession, username: str, role: str | None, password: str | None,
@@ -160,7 +167,7 @@ async def update_user(session: AsyncSession, username: str, role: str | None, pa
     if role is not None:
         check_role(role)
         if role != "admin":
-            await keep_an_admin(session, user, "demoting them")
+            await keep_an_admin(session, user, "demote")
         user.role = role
         changed.append("role")
     if password is not None:
@@ -175,7 +182,7 @@ async def update_user(session: AsyncSession, username: str, role: str | None, pa
 async def delete_user(session: AsyncSession, username: str, actor: str | None) -> None:
     """Remove a user and every token of theirs."""
     user = await get_user(session, username)
-    await keep_an_admin(session, user, "removing them")
+    await keep_an_admin(session, user, "remove")
     await session.execute(delete(TokenRow).where(TokenRow.user_id == user.id))
     await session.delete(user)
     audit.record(session, actor, "user.delete", f"user:{user.username}")

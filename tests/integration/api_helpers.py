@@ -10,14 +10,31 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = ("viewer", "editor", "publisher", "admin")
 _names = itertools.count(1)
+PASSWORD = "correct horse battery"
 
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+async def log_in(client: Any, username: str, password: str = PASSWORD) -> int:
+    """Log the client's cookie session in through the login form; the answer's status (303: logged in)."""
+    await client.get("/login")
+    response = await client.post("/login", data={"username": username, "password": password,
+                                                 "_csrf_token": client.cookies.get("csrftoken")},
+                                 follow_redirects=False)
+    return response.status_code
+
+
+def session_cookie(client: Any) -> dict[str, str]:
+    """A copy of the client's session cookie as a header, as someone who stole it would send it."""
+    pairs = [f"{c.name}={c.value}" for c in client.cookies.jar if c.name.startswith("botflow_session")]
+    assert pairs
+    return {"Cookie": "; ".join(pairs)}
+
+
 async def create_user(client: Any, admin_headers: dict[str, str], role: str, username: str | None = None,
-                      password: str | None = "correct horse battery") -> dict[str, Any]:
+                      password: str | None = PASSWORD) -> dict[str, Any]:
     """A new user through POST /api/users; returns the answer plus ready-made `headers`."""
     username = username or f"{role}{next(_names)}"
     body: dict[str, Any] = {"username": username, "role": role}

@@ -11,9 +11,7 @@ from server.db.engine import make_engine
 from server.db.models import TokenRow, UserRow
 from server.passwords import legacy_scrypt_hash
 from server.services.logins import LIMIT
-from tests.integration.api_helpers import bearer, create_user
-
-PASSWORD = "correct horse battery"
+from tests.integration.api_helpers import PASSWORD, bearer, create_user, log_in, session_cookie
 
 
 async def run_sql(database_url: str, statement: object) -> object:
@@ -25,14 +23,6 @@ async def run_sql(database_url: str, statement: object) -> object:
             return result.scalar() if result.returns_rows else None
     finally:
         await engine.dispose()
-
-
-async def log_in(client: AsyncTestClient, username: str, password: str = PASSWORD) -> int:
-    await client.get("/login")
-    response = await client.post("/login", data={"username": username, "password": password,
-                                                 "_csrf_token": client.cookies.get("csrftoken")},
-                                 follow_redirects=False)
-    return response.status_code
 
 
 async def test_setup_is_closed_once_any_user_exists_even_without_a_password(make_app):
@@ -59,13 +49,6 @@ async def test_setup_on_an_empty_server_without_a_bootstrap_token(make_app):
                                  follow_redirects=False)
         assert done.status_code == 303
         assert (await client.get("/api/users/me")).json()["role"] == "admin"
-
-
-def session_cookie(client: AsyncTestClient) -> dict[str, str]:
-    """A copy of the client's session cookie as a header, as someone who stole it would send it."""
-    pairs = [f"{c.name}={c.value}" for c in client.cookies.jar if c.name.startswith("botflow_session")]
-    assert pairs
-    return {"Cookie": "; ".join(pairs)}
 
 
 async def test_logout_ends_a_copied_session_cookie(app_client, admin_headers):
