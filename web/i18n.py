@@ -13,6 +13,7 @@ from babel.dates import format_skeleton, format_time, get_datetime_format
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import Translations
+from babel.units import format_unit
 
 from server.errors import N_  # noqa: F401 - the one marker; the pages take it from here
 
@@ -113,6 +114,15 @@ def bot_field(name: str) -> str:
 
 def role_name(role: str) -> str:
     return gettext(ROLE_LABELS[role]) if role in ROLE_LABELS else role
+
+
+def format_size(size: int) -> str:
+    """A byte count as "1 MB" / "512 кБ" in the current language (in binary units, as the limits are set)."""
+    for unit, scale in (("digital-megabyte", 1 << 20), ("digital-kilobyte", 1 << 10)):
+        if size >= scale:
+            return format_unit(round(size / scale, 1), unit, length="short", locale=current_language(),
+                               format="#,##0.#")
+    return format_unit(size, "digital-byte", length="short", locale=current_language())
 
 
 def human_datetime(value: Any) -> str:

@@ -9,7 +9,7 @@ from litestar.response import Template
 
 from server.auth import current_user
 from server.errors import http_exception_handler
-from web.i18n import COOKIE, choose, set_language
+from web.i18n import COOKIE, choose, format_size, set_language
 from web.i18n import gettext as _
 
 ICON = Path(__file__).resolve().parent / "static" / "favicon.svg"  # web/static: the repository link or the wheel copy
@@ -27,9 +27,31 @@ def wants_page(request: Request) -> bool:
             and "text/html" in request.headers.get("accept", ""))
 
 
+def from_a_page(request: Request) -> bool:
+    """A page's own form or htmx request (not the API): its refusal is shown in the page."""
+    return not request.url.path.startswith(MACHINE_PREFIXES) and (
+        request.headers.get("hx-request") == "true" or "text/html" in request.headers.get("accept", ""))
+
+
+def too_large(request: Request) -> Response:
+    """A form or upload past BOTFLOW_MAX_BODY: said where the page shows refusals, not as JSON."""
+    limit = getattr(request.app.state.settings, "max_body", 0) if hasattr(request.app.state, "settings") else 0
+    message = _("That is more than the %(size)s a form may send; shorten the text or choose a smaller file.") % {
+        "size": format_size(limit)}
+    user = current_user(request) if "user" in request.scope else None
+    if request.headers.get("hx-request") == "true":
+        return Template("_partials/problems.html", status_code=413, context={"message": message, "problems": [],
+                                                                             "user": user})
+    return Template("error.html", status_code=413, context={"heading": _("That did not work"), "message": message,
+                                                           "user": user})
+
+
 def page_or_json(request: Request, exc: HTTPException) -> Response:
-    """404 and 405 as a page for browsers (routing fails before the middleware, so the language is read here).
-    A refused CSRF token is web.pages_auth.refused_form's."""
+    """404 and 405 as a page for browsers, 413 in the page that sent too much (these fail before the
+    middleware, so the language is read here). A refused CSRF token is web.pages_auth.refused_form's."""
+    if exc.status_code == 413 and from_a_page(request):
+        set_language(choose(request.cookies.get(COOKIE), request.headers.get("accept-language")))
+        return too_large(request)
     if exc.status_code not in (404, 405) or not wants_page(request):
         return http_exception_handler(request, exc)
     set_language(choose(request.cookies.get(COOKIE), request.headers.get("accept-language")))

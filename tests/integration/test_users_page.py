@@ -159,3 +159,18 @@ async def test_refusals_of_pages_that_answer_in_more_than_one_way_are_html(make_
         assert unknown.status_code == 404 and unknown.headers["content-type"].startswith("text/html")
         gone = await client.post("/flows/nothing/delete", headers=htmx(client))
         assert gone.status_code == 404 and gone.headers["content-type"].startswith("text/html")
+
+
+async def test_a_form_past_the_body_limit_is_refused_in_the_page_not_as_json(make_app, admin_headers) -> None:
+    async with AsyncTestClient(app=make_app(max_body=4096)) as client:
+        me = await signed_in(client, admin_headers, "viewer")
+        huge = {"current": PASSWORD, "password": "x" * 10_000}
+        in_page = await client.post(f"/users/{me}/password", data=huge, headers=htmx(client, "ru"))
+        assert in_page.status_code == 413 and in_page.headers["content-type"].startswith("text/html")
+        assert "больше 4 кБ" in in_page.text and 'role="alert"' in in_page.text and "<html" not in in_page.text
+        form = {**huge, "_csrf_token": client.cookies.get("csrftoken")}
+        plain = await client.post(f"/users/{me}/password", data=form, headers={"Accept": "text/html"})
+        assert plain.status_code == 413 and "<html" in plain.text and "more than the 4 kB a form may send" in plain.text
+        api = await client.post("/api/flows", content=b"{" + b" " * 10_000 + b"}", headers={
+            **admin_headers, "Content-Type": "application/json"})
+        assert api.status_code == 413 and api.json()["error"] == "body_too_large"
