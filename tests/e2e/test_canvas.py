@@ -252,6 +252,28 @@ def test_panel_adds_a_transition_on_one_of_the_states_buttons(page: Page, app: A
     page.locator(f'#panel form[hx-post$="/transition/{added[0]["id"]}"]').wait_for()
 
 
+def test_a_button_saved_in_the_panel_is_offered_as_a_trigger_at_once(page: Page, app: App) -> None:
+    flow = import_example(app, "support")
+    open_editor(page, app.url, flow)
+    page.evaluate("() => { window.botflowEditor.cy.getElementById('s:choose_category').select(); }")
+    panel = page.locator("#panel")
+    panel.locator('form[hx-post$="/state/choose_category"]').wait_for()
+    panel.get_by_role("button", name="+ button").first.click()
+    panel.get_by_label("Button 1.3 text").fill("Refund")
+    panel.get_by_label("Button 1.3 payload").fill("refund")
+    panel.get_by_role("button", name="Save", exact=True).click()
+    settle(page)
+    on = panel.locator(".add-transition").get_by_label("Fires on")
+    expect(on.locator("option", has_text="button: refund")).to_have_count(1)
+    assert panel.locator(".add-transition").count() == 1
+    on.select_option("button:refund")
+    panel.locator(".add-transition").get_by_label("Goes to").select_option("closed_by_user")
+    panel.locator(".add-transition").get_by_role("button", name="Add transition").click()
+    settle(page)
+    added = [t for t in document(page)["transitions"] if t["from"] == "choose_category" and t.get("payload") == "refund"]
+    assert [(t["on"], t["to"]) for t in added] == [("button", "closed_by_user")]
+
+
 def test_auto_layout_of_a_long_flow_shows_progress_and_fits_the_screen(page: Page, app: App) -> None:
     """A 300-state chain saved as one column comes back wrapped into rows that fit the canvas's shape."""
     ids = [f"q{i:03d}" for i in range(299)] + ["done"]
