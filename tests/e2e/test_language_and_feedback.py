@@ -49,9 +49,13 @@ def test_russian_ui_from_the_browser_language_and_the_switch(browser: Browser, a
 
         open_editor(page, app.url, "ru_ui")
         # The scripts' texts come from the catalogue the page carries: the save status is Russian too.
-        expect(page.locator("#save-status")).to_have_text("Все изменения сохранены")
+        expect(page.locator("#save-status")).to_have_text("Всё сохранено")
         expect(page.locator("#issues-summary")).to_have_text("Проблем нет")
         expect(page.locator("[data-sim-input]")).to_have_attribute("placeholder", "Напишите сообщение")
+        # The Russian toolbar fits one line on a 1440-pixel screen (its words are longer than the English).
+        tops = page.eval_on_selector_all(".toolbar > button, .toolbar > a.button",
+                                         "els => els.map(e => Math.round(e.getBoundingClientRect().top))")
+        assert len(tops) > 10 and max(tops) - min(tops) <= 4, tops
         click_state(page, "ask_phone")
         expect(page.locator("#panel h2")).to_contain_text("Состояние")
         expect(page.locator("#panel")).to_contain_text("Конечное состояние")

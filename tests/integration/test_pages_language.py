@@ -72,7 +72,7 @@ async def test_the_language_follows_the_browser_then_the_switch(app_client: Asyn
     russian = await app_client.get("/flows", headers={**admin_headers, "Accept-Language": "ru-RU,ru;q=0.9"})
     assert '<html lang="ru">' in russian.text and "Сценарии" in russian.text
     script = russian.text.split('id="botflow-i18n">', 1)[1].split("</script>", 1)[0]
-    assert json.loads(script)["All changes saved"] == "Все изменения сохранены"  # the scripts' catalogue
+    assert json.loads(script)["All changes saved"] == "Всё сохранено"  # the scripts' catalogue
     english = await app_client.get("/flows", headers={**admin_headers, "Accept-Language": "en-GB"})
     assert '<html lang="en">' in english.text and "Сценарии" not in english.text
 

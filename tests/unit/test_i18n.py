@@ -91,7 +91,7 @@ def test_gettext_follows_the_request_language() -> None:
     i18n.set_language("ru")
     assert i18n.gettext("Flows") == "Сценарии"
     assert i18n.ngettext("%(n)s error", "%(n)s errors", 5) % {"n": 5} == "5 ошибок"
-    assert i18n.js_catalogue("ru")["All changes saved"] == "Все изменения сохранены"
+    assert i18n.js_catalogue("ru")["All changes saved"] == "Всё сохранено"
     i18n.set_language("en")
     assert i18n.gettext("Flows") == "Flows"
     assert i18n.js_catalogue("en") == {}
