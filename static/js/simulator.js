@@ -3,7 +3,7 @@
 // Every step keeps the sandbox dialog it produced, so a click on it goes back there (state, data,
 // history, attempts and timers as they were); a dialog can also start at any state with chosen data.
 import { api, loginUrl } from "./api.js";
-import { t } from "./i18n.js";
+import { lang, t } from "./i18n.js";
 
 /** The dialog's data as a person reads it: one "key: value" line each (a list or object value as written). */
 export function dataLines(data) {
@@ -28,6 +28,24 @@ function el(tag, className, text) {
 
 function safeUrl(url) {
   return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null;
+}
+
+/** What a step did, in the page's language; null in English, where the engine's own sentence says more. */
+export function outcomeWords(outcome, transition, state) {
+  if (lang === "en" || !outcome) return null;
+  if (outcome.startsWith("command:")) return t("The command {name} ran.", { name: outcome.slice("command:".length) });
+  const words = {
+    transition: () => t("Transition {id} fired; the dialog is at {state}.", { id: transition, state }),
+    completed: () => t("Transition {id} fired and reached a final state; the dialog ended.", { id: transition }),
+    opened: () => t("A dialog opened at {state}.", { state }),
+    input_invalid: () => t("The input was not accepted; the error message was sent."),
+    fallback: () => t("Nothing in this state took the message; the fallback was sent."),
+    reminder: () => t("The user was idle; the reminder was sent."),
+    expired: () => t("The dialog was idle past its lifetime and ended."),
+    held: () => t("The timeout waits for the user's next message."),
+    ignored: () => t("Nothing changed."),
+  }[outcome];
+  return words ? words() : null;
 }
 
 export class Simulator extends EventTarget {
@@ -134,7 +152,7 @@ export class Simulator extends EventTarget {
       : t("A copy of a live dialog at {state}: continue it here; the live dialog is not touched.", { state: res.data.state }));
     this.session = sim;
     await this.showEarlier(params.get("bot"), user, Number(params.get("entry")));
-    this.facts({ ...res.data, fired: { transition: null, reason: t("Copied from the live dialog.") } });
+    this.facts({ ...res.data, fired: { transition: null, reason: t("Copied from the live dialog."), own: true } });
   }
 
   /** What the live dialog said up to the copied point, greyed above the note (nothing to step back to). */
@@ -238,7 +256,16 @@ export class Simulator extends EventTarget {
   facts(result) {
     this.stateOut.textContent = result.state ?? t("(no dialog)");
     const fired = result.fired || {};
-    this.firedOut.textContent = fired.transition ? `${fired.transition}: ${fired.reason || ""}` : (fired.reason || t("no transition"));
+    const summary = fired.own ? null : outcomeWords(result.outcome, fired.transition, result.state);
+    if (summary) {
+      // The engine explains itself in English: in another language the outcome is said in the reader's
+      // words, and the engine's full sentence stays one hover away.
+      this.firedOut.textContent = summary;
+      this.firedOut.title = fired.reason || "";
+    } else {
+      this.firedOut.textContent = fired.transition ? `${fired.transition}: ${fired.reason || ""}` : (fired.reason || t("no transition"));
+      this.firedOut.removeAttribute("title");
+    }
     this.dataOut.textContent = dataLines(result.data);
     this.markStale(result.live_payloads);
     this.announce(result.state, fired.transition || null);
@@ -271,7 +298,7 @@ export class Simulator extends EventTarget {
       }
       this.steps.length = index + 1;
       this.note(t("Back at step {n}: continue from here.", { n: index + 1 }));
-      this.facts({ ...step.result, live_payloads: res.data.live_payloads, fired: { transition: null, reason: t("Went back to this step.") } });
+      this.facts({ ...step.result, live_payloads: res.data.live_payloads, fired: { transition: null, reason: t("Went back to this step."), own: true } });
     } finally {
       this.busy = false;
     }

@@ -60,6 +60,14 @@ def test_russian_ui_from_the_browser_language_and_the_switch(browser: Browser, a
         expect(page.locator("#panel h2")).to_contain_text("Состояние")
         expect(page.locator("#panel")).to_contain_text("Конечное состояние")
         shoot(page, "ru-editor-state-panel")
+        # What a step did is said in Russian; the engine's English sentence is the line's tooltip.
+        fired = page.locator("[data-sim-fired]")
+        for text, said in (("привет", "Начался диалог, состояние ask_name."), ("Мария", "Переход name_ok; диалог в состоянии ask_phone.")):
+            page.locator("[data-sim-input]").fill(text)
+            page.locator("[data-sim-input]").press("Enter")
+            expect(fired).to_contain_text(said)
+        expect(fired).to_have_attribute("title", re.compile(r"transition \S+ fired"))
+        shoot(page, "ru-simulator-fired")
 
         # The switch: English from now on (a cookie), whatever the browser says; and back.
         page.locator('[data-language="en"]').click()
