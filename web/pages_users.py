@@ -18,6 +18,7 @@ from server.services import users as user_service
 from server.services.common import USERNAME
 from web.i18n import N_, role_name
 from web.i18n import gettext as _
+from web.messages import human_message
 from web.pages import app_error, fragment, problem, redirect, refusal, render, user_of
 from web.pages_auth import password_words
 
@@ -102,8 +103,7 @@ class UsersController(Controller):
             except AppError as exc:
                 if exc.code != "user_exists":
                     return app_error(request, exc)
-                errors["username"] = _("A user named %(name)s already exists (names ignore letter case).") % {
-                    "name": values["username"]}
+                errors["username"] = human_message(exc)
             else:
                 return fragment(request, "_partials/user_new.html", roles=role_options(), errors={},
                                 values={"role": values["role"]}, created={"username": created.username,
