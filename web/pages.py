@@ -15,7 +15,7 @@ from web.i18n import gettext as _
 from web.messages import human_detail, human_message
 
 ROLE_NAMES = {"editor": N_("change drafts"), "publisher": N_("freeze versions and publish"),
-              "admin": N_("manage bots")}
+              "admin": N_("manage bots and people")}
 
 
 def is_htmx(request: Request) -> bool:

@@ -174,3 +174,11 @@ async def test_a_form_past_the_body_limit_is_refused_in_the_page_not_as_json(mak
         api = await client.post("/api/flows", content=b"{" + b" " * 10_000 + b"}", headers={
             **admin_headers, "Content-Type": "application/json"})
         assert api.status_code == 413 and api.json()["error"] == "body_too_large"
+
+
+async def test_someone_elses_page_is_refused_with_a_reason_that_names_people(make_app, admin_headers) -> None:
+    async with AsyncTestClient(app=make_app()) as client:
+        other = (await create_user(client, admin_headers, "viewer"))["username"]
+        await signed_in(client, admin_headers, "publisher")
+        refused = await client.get(f"/users/{other}", headers={"HX-Request": "true", "Accept-Language": "ru"})
+        assert refused.status_code == 403 and "управлять ботами и людьми" in refused.text
