@@ -13,7 +13,6 @@ from server.errors import Forbidden, Unprocessable
 from server.services import tokens as token_service
 from server.services import users as user_service
 
-RESERVED_LABELS = ("bootstrap",)
 CREATE_FIELDS = {"username": (str, True), "role": (str, True), "password": ((str, type(None)), False)}
 CHANGE_FIELDS = {"role": (str, False), "password": (str, False)}
 TOKEN_FIELDS = {"label": (str, False), "expires_in": ((int, type(None)), False), "expires_at": ((str, type(None)), False)}
@@ -77,8 +76,8 @@ class UserController(Controller):
     async def new_token(self, username: PathStr, request: Request, db_session: DbSession) -> Response:
         may_manage(request.scope["user"], username, "create tokens")
         body = fields(await json_body(request, required=False), TOKEN_FIELDS)
-        label = body.get("label", "issued").strip() or "issued"
-        if label.lower() in RESERVED_LABELS or len(label) > 64:
+        label = body.get("label", token_service.DEFAULT_LABEL).strip() or token_service.DEFAULT_LABEL
+        if not token_service.usable_label(label):
             raise Unprocessable("label must be at most 64 characters and not 'bootstrap'.",
                                 details=[{"path": "label", "message": "not a usable label"}])
         expires_at = token_service.expiry(body.get("expires_in"), body.get("expires_at"))

@@ -15,6 +15,10 @@ from server.services import audit
 from server.services.common import MAX_INT, iso
 
 MIN_LIFETIME = 60
+MAX_LABEL = 64
+BOOTSTRAP_LABEL = "bootstrap"  # the server's own token (BOTFLOW_BOOTSTRAP_TOKEN); no one else may take the name
+DEFAULT_LABEL = "issued"
+CREATED_LABEL = "created"  # the token a new account comes with
 MAX_LIFETIME = 10 * 366 * 24 * 3600
 
 
@@ -58,15 +62,20 @@ def _bad(path: str, message: str) -> Unprocessable:
     return Unprocessable(message, details=[{"path": path, "message": message}])
 
 
+def usable_label(label: str) -> bool:
+    """Whether a person may give a token this (already trimmed) name."""
+    return len(label) <= MAX_LABEL and label.lower() != BOOTSTRAP_LABEL
+
+
 def add_token(session: AsyncSession, user: UserRow, label: str, expires_at: datetime | None = None) -> tuple[TokenRow, str]:
     """A token row for `user` in the caller's transaction, and the token in clear (shown once)."""
     token = new_token()
-    row = TokenRow(user_id=user.id, token_hash=hash_token(token), label=label[:64], expires_at=expires_at)
+    row = TokenRow(user_id=user.id, token_hash=hash_token(token), label=label[:MAX_LABEL], expires_at=expires_at)
     session.add(row)
     return row, token
 
 
-async def issue(session: AsyncSession, user: UserRow, actor: str | None, label: str = "issued",
+async def issue(session: AsyncSession, user: UserRow, actor: str | None, label: str = DEFAULT_LABEL,
                 expires_at: datetime | None = None) -> dict[str, Any]:
     """Another API token for an existing user: its description plus the token this once."""
     row, token = add_token(session, user, label, expires_at)

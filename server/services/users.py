@@ -13,7 +13,7 @@ from server.errors import N_, Conflict, NotFound, Unprocessable
 from server.passwords import MAX_PASSWORD, hash_password, password_problem, verify_password
 from server.services import audit, logins
 from server.services.common import USERNAME, iso
-from server.services.tokens import add_token
+from server.services.tokens import BOOTSTRAP_LABEL, CREATED_LABEL, add_token
 
 BOOTSTRAP_USER = "admin"
 
@@ -67,7 +67,7 @@ async def create_user(session: AsyncSession, username: str, role: str, password:
     session.add(user)
     try:
         await session.flush()
-        _, token = add_token(session, user, "created")
+        _, token = add_token(session, user, CREATED_LABEL)
         audit.record(session, actor, "user.create", f"user:{username}", role=role)
         await session.commit()
     except IntegrityError:
@@ -204,12 +204,12 @@ async def ensure_bootstrap(session: AsyncSession, token: str) -> None:
                 user.role = "admin"
             existing = (await session.execute(
                 select(TokenRow).where(TokenRow.token_hash == digest))).scalar_one_or_none()
-            if existing is not None and existing.user_id == user.id and existing.label == "bootstrap":
+            if existing is not None and existing.user_id == user.id and existing.label == BOOTSTRAP_LABEL:
                 await session.commit()
                 return
             await session.execute(delete(TokenRow).where(
-                (TokenRow.label == "bootstrap") | (TokenRow.token_hash == digest)))
-            session.add(TokenRow(user_id=user.id, token_hash=digest, label="bootstrap"))
+                (TokenRow.label == BOOTSTRAP_LABEL) | (TokenRow.token_hash == digest)))
+            session.add(TokenRow(user_id=user.id, token_hash=digest, label=BOOTSTRAP_LABEL))
             audit.record(session, None, "user.bootstrap_token", f"user:{BOOTSTRAP_USER}")
             await session.commit()
             return
