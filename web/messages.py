@@ -33,13 +33,13 @@ def human_message(exc: AppError) -> str:
         return _("There is no bot %(id)s; it may have been deleted.") % {"id": name}
     if exc.code == "revision_mismatch":
         return _("Someone else saved this flow meanwhile; reload to see their version.")
+    if exc.words is not None:  # the service's own sentence beats a generic one
+        template, values = exc.words
+        return _(template) % values
     if exc.code == "invalid_request" and any(isinstance(d, dict) and d.get("path") for d in exc.details):
         return _("Check the marked fields.")
     if exc.code == "no_version":
         return _("This flow has no version yet: freeze the draft first.")
-    if exc.words is not None:
-        template, values = exc.words
-        return _(template) % values
     return _(without_api_words(exc.message))
 
 

@@ -15,7 +15,6 @@ from server.errors import AppError
 from server.passwords import MAX_PASSWORD, verify_password
 from server.services import tokens as token_service
 from server.services import users as user_service
-from server.services.common import USERNAME
 from web.i18n import N_, role_name
 from web.i18n import gettext as _
 from web.messages import human_message
@@ -29,7 +28,8 @@ LIFETIMES = {"": None, "30": 30, "90": 90, "365": 365}  # days; "" never expires
 LIFETIME_NAMES = {"": N_("never expires"), "30": N_("30 days"), "90": N_("90 days"), "365": N_("a year")}
 TOKEN_CHANGED = {"HX-Trigger": "tokens-changed"}
 # The labels the server gives tokens nobody named.
-TOKEN_LABELS = {"created": N_("made with the account"), "issued": N_("unnamed"), "bootstrap": N_("bootstrap token")}
+TOKEN_LABELS = {token_service.CREATED_LABEL: N_("made with the account"), token_service.DEFAULT_LABEL: N_("unnamed"),
+                token_service.BOOTSTRAP_LABEL: N_("bootstrap token")}
 
 
 def role_options() -> list[tuple[str, str]]:
@@ -43,7 +43,8 @@ def lifetime_options() -> list[tuple[str, str]]:
 def shown_token(token: dict[str, Any]) -> dict[str, Any]:
     """A listed token with its name as the page shows it; the server's own (bootstrap) is not revoked here."""
     label = token["label"]
-    return {**token, "shown": _(TOKEN_LABELS[label]) if label in TOKEN_LABELS else label, "fixed": label == "bootstrap"}
+    return {**token, "shown": _(TOKEN_LABELS[label]) if label in TOKEN_LABELS else label,
+            "fixed": label == token_service.BOOTSTRAP_LABEL}
 
 
 def itself(request: HTMXRequest, username: str) -> bool:
@@ -89,8 +90,10 @@ class UsersController(Controller):
         values = {"username": (data.get("username") or "").strip(), "role": data.get("role") or "",
                   "password": data.get("password") or ""}
         errors: dict[str, str] = {}
-        if not USERNAME.fullmatch(values["username"]):
-            errors["username"] = _("Use 1-64 letters, digits, '_', '.', '@' or '-', starting with a letter or digit.")
+        try:
+            user_service.check_username(values["username"])
+        except AppError as exc:  # the service's rule, in its own words
+            errors["username"] = human_message(exc)
         if values["role"] not in ROLES:
             errors["role"] = _("Choose one of the roles.")
         words = password_words(values["password"]) if values["password"] else None  # none: API-only account
@@ -183,10 +186,10 @@ class UsersController(Controller):
         denied = not_yours(request, username)
         if denied:
             return denied
-        label = (data.get("label") or "").strip() or "issued"
+        label = (data.get("label") or "").strip() or token_service.DEFAULT_LABEL
         lifetime = data.get("lifetime") or ""
         errors: dict[str, str] = {}
-        if len(label) > 64 or label.lower() in ("bootstrap",):
+        if not token_service.usable_label(label):
             errors["label"] = _("Name the token in at most 64 characters (not “bootstrap”).")
         if lifetime not in LIFETIMES:
             errors["lifetime"] = _("Choose how long the token works.")

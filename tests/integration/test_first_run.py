@@ -21,6 +21,9 @@ async def test_first_admin_needs_the_bootstrap_token_then_the_form_is_gone(app_c
     short = await app_client.post("/setup", data={**form, "password": "short", "bootstrap_token": bootstrap_token},
                                   follow_redirects=False)
     assert short.status_code == 422 and "at least 10 characters" in short.text
+    named = await app_client.post("/setup", data={**form, "username": "root user!", "bootstrap_token": bootstrap_token},
+                                  follow_redirects=False)
+    assert named.status_code == 422 and "username must be 1-64 characters" in named.text  # the rule, not "check"
 
     done = await app_client.post("/setup", data={**form, "bootstrap_token": bootstrap_token}, follow_redirects=False)
     assert done.status_code == 303 and done.headers["location"] == "/flows"
