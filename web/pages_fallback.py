@@ -11,6 +11,7 @@ from server.auth import current_user
 from server.errors import http_exception_handler
 from web.i18n import COOKIE, choose, format_size, set_language
 from web.i18n import gettext as _
+from web.pages import is_htmx, problem
 
 ICON = Path(__file__).resolve().parent / "static" / "favicon.svg"  # web/static: the repository link or the wheel copy
 MACHINE_PREFIXES = ("/api", "/webhooks", "/healthz", "/readyz", "/schema", "/metrics", "/static")
@@ -29,21 +30,14 @@ def wants_page(request: Request) -> bool:
 
 def from_a_page(request: Request) -> bool:
     """A page's own form or htmx request (not the API): its refusal is shown in the page."""
-    return not request.url.path.startswith(MACHINE_PREFIXES) and (
-        request.headers.get("hx-request") == "true" or "text/html" in request.headers.get("accept", ""))
+    return wants_page(request) or (is_htmx(request) and not request.url.path.startswith(MACHINE_PREFIXES))
 
 
 def too_large(request: Request) -> Response:
     """A form or upload past BOTFLOW_MAX_BODY: said where the page shows refusals, not as JSON."""
-    limit = getattr(request.app.state.settings, "max_body", 0) if hasattr(request.app.state, "settings") else 0
     message = _("That is more than the %(size)s a form may send; shorten the text or choose a smaller file.") % {
-        "size": format_size(limit)}
-    user = current_user(request) if "user" in request.scope else None
-    if request.headers.get("hx-request") == "true":
-        return Template("_partials/problems.html", status_code=413, context={"message": message, "problems": [],
-                                                                             "user": user})
-    return Template("error.html", status_code=413, context={"heading": _("That did not work"), "message": message,
-                                                           "user": user})
+        "size": format_size(request.app.state.settings.max_body)}
+    return problem(request, message, status=413)
 
 
 def page_or_json(request: Request, exc: HTTPException) -> Response:
