@@ -5,11 +5,11 @@ import json
 import re
 from pathlib import Path
 
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from flows.validate.issue import SEVERITIES
 from tests.e2e.canvas import click_state, click_transition, open_editor, settle, wait_until
-from tests.e2e.conftest import MAX_TOKEN, PASSWORD, ROOT, App, Watch, shoot
+from tests.e2e.conftest import MAX_TOKEN, PASSWORD, ROOT, App, Watch, login, shoot
 
 EXAMPLE = ROOT / "examples" / "registration.json"
 
@@ -22,18 +22,6 @@ def flow_copy(app: App, flow_id: str, **changes: object) -> dict:
     return doc
 
 
-def sign_in(context: BrowserContext, app: App, watch: Watch, user: str = "alice") -> Page:
-    """Log in by the fields' names, so it works whatever the page's language."""
-    page = context.new_page()
-    watch.attach(page)
-    page.goto(app.url + "/login")
-    page.locator("input[name=username]").fill(user)
-    page.locator("input[name=password]").fill(PASSWORD)
-    page.locator("form button[type=submit]").click()
-    page.wait_for_url("**/flows")
-    return page
-
-
 def test_russian_ui_from_the_browser_language_and_the_switch(browser: Browser, app: App, watch: Watch) -> None:
     flow_copy(app, "ru_ui")
     # Her own account: the switch is kept on the user, and must not change the language of other tests.
@@ -41,7 +29,7 @@ def test_russian_ui_from_the_browser_language_and_the_switch(browser: Browser, a
     assert made.status_code == 201, made.text
     ctx = browser.new_context(viewport={"width": 1440, "height": 900}, locale="ru-RU")
     try:
-        page = sign_in(ctx, app, watch, "olga")
+        page = login(ctx, app, "olga", watch)
         assert page.locator("html").get_attribute("lang") == "ru"
         expect(page.locator("h1")).to_have_text("Сценарии")
         expect(page.get_by_role("button", name="Создать и открыть")).to_be_visible()
@@ -85,7 +73,7 @@ def test_russian_ui_from_the_browser_language_and_the_switch(browser: Browser, a
     # Another browser, in English: the choice came with her account.
     other = browser.new_context(viewport={"width": 1440, "height": 900}, locale="en-US")
     try:
-        page = sign_in(other, app, watch, "olga")
+        page = login(other, app, "olga", watch)
         assert page.locator("html").get_attribute("lang") == "ru"
         expect(page.locator("h1")).to_have_text("Сценарии")
     finally:
@@ -187,7 +175,7 @@ def test_expired_session_says_so_with_a_login_link(browser: Browser, app: App, w
     flow_copy(app, "expiring")
     ctx = browser.new_context(viewport={"width": 1440, "height": 900}, locale="en-US")
     try:
-        page = sign_in(ctx, app, watch)
+        page = login(ctx, app, "alice", watch)
         open_editor(page, app.url, "expiring")
         click_state(page, "ask_phone")
         ctx.clear_cookies()  # the session ends (logged out elsewhere, or the server's key changed)
@@ -276,7 +264,7 @@ def test_no_api_words_on_pages(browser: Browser, app: App, watch: Watch) -> None
     for locale in ("en-US", "ru-RU"):
         ctx = browser.new_context(viewport={"width": 1440, "height": 900}, locale=locale)
         try:
-            page = sign_in(ctx, app, watch)
+            page = login(ctx, app, "alice", watch)
             seen: dict[str, list[str]] = {}
             for path in ("/flows", "/flows/wordy_ok/versions", "/bots", "/bots/wordy_bot", "/no/such/page",
                          "/flows/no_such_flow/versions"):

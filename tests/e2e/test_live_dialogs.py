@@ -174,14 +174,14 @@ def test_the_publish_form_shows_what_the_publish_does_and_the_history_keeps_it(p
 
 def test_the_live_dialogs_and_the_transcript_in_russian(browser, app: App, watch) -> None:
     from tests.e2e.conftest import PASSWORD
-    from tests.e2e.test_language_and_feedback import sign_in
+    from tests.e2e.conftest import login
 
     running_bot(app)
     made = app.api("POST", "/api/users", json={"username": "lena", "role": "editor", "password": PASSWORD})
     assert made.status_code == 201, made.text
     ctx = browser.new_context(viewport={"width": 1500, "height": 900}, locale="ru-RU")
     try:
-        page = sign_in(ctx, app, watch, "lena")
+        page = login(ctx, app, "lena", watch)
         page.goto(f"{app.url}/bots/{BOT}")
         live = page.locator(".card.live")
         expect(live.locator("h2")).to_have_text("Живые диалоги")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.conftest import App, Watch, shoot
+from tests.e2e.conftest import App, Watch, login, shoot
 
 COLLEAGUE_PASSWORD = "first day password"
 CHANGED_PASSWORD = "a password of her own"
@@ -32,13 +32,7 @@ def test_an_admin_adds_a_colleague_who_changes_her_password_and_manages_tokens(
 
     ctx = browser.new_context(viewport={"width": 1440, "height": 900}, locale="ru-RU")
     try:
-        nina = ctx.new_page()
-        watch.attach(nina)
-        nina.goto(app.url + "/login")
-        nina.locator("input[name=username]").fill("nina")
-        nina.locator("input[name=password]").fill(COLLEAGUE_PASSWORD)
-        nina.locator("form button[type=submit]").click()
-        nina.wait_for_url("**/flows")
+        nina = login(ctx, app, "nina", watch, COLLEAGUE_PASSWORD)
         assert nina.get_by_role("link", name="Люди").count() == 0  # not an admin
         nina.locator(".who a").click()
         nina.wait_for_url("**/users/nina")
