@@ -34,6 +34,9 @@ TURN_SECONDS = Histogram("botflow_turn_seconds", "One turn: lock, load, engine s
                          ["kind", "outcome"], registry=REGISTRY,
                          buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5))
 LOCK_BUSY = Counter("botflow_lock_busy", "Turns that found the user's lock held by another turn", registry=REGISTRY)
+TURNS_RESTEPPED = Counter(
+    "botflow_turns_restepped", "Turns that read a dialog unlocked and stepped again because it had changed "
+    "(another replica's turn, an expiry) or the delivery was a duplicate", registry=REGISTRY)
 LOCK_WAIT_SECONDS = Histogram("botflow_lock_wait_seconds", "Time a turn waited for the user's lock",
                               registry=REGISTRY, buckets=(.001, .005, .01, .05, .1, .5, 1, 2, 5, 10))
 

@@ -19,7 +19,7 @@ from server.runtime.catalog import BotInfo, Catalog
 from server.runtime.loop import repeat
 from server.runtime.outbox import LEASE as OUTBOX_LEASE, Outbox
 from server.runtime.stores.base import (
-    BUSY, DUPLICATE, LOCK_MS, DialogStore, Loaded, Next, StoreUnavailable, Write, new_token,
+    BUSY, DUPLICATE, LOCK_MS, Changed, DialogStore, Loaded, Next, StoreUnavailable, Write, new_token,
 )
 from server.runtime.webhook import Incoming
 
@@ -118,8 +118,11 @@ class Dispatcher:
         self._store_errors = metrics.STORE_ERRORS.labels(store=store.name)
         self._turn_seconds = metrics.Children(metrics.TURN_SECONDS)
 
-    async def _begin(self, turn: Turn, dedupe: str | None) -> Loaded:
-        loaded = await self.store.begin(turn.bot, turn.user, turn.token, dedupe)
+    async def _begin(self, turn: Turn, dedupe: str | None, optimistic: bool = False,
+                     loaded: Loaded | None = None) -> Loaded:
+        """The store's begin, polled while another replica holds the lock (`loaded`: an answer already had)."""
+        if loaded is None:
+            loaded = await self.store.begin(turn.bot, turn.user, turn.token, dedupe, optimistic=optimistic)
         if loaded.status != BUSY:
             return loaded
         # Another replica holds the dialog: poll with a short, growing pause.
@@ -136,18 +139,21 @@ class Dispatcher:
         return loaded
 
     @asynccontextmanager
-    async def opened(self, bot_id: str, user: str, dedupe: str | None = None) -> AsyncIterator[Turn]:
+    async def opened(self, bot_id: str, user: str, dedupe: str | None = None,
+                     optimistic: bool = False) -> AsyncIterator[Turn]:
         """The one way into a dialog: its lock is held inside the block and always let go after it.
 
         Inside, `commit` saves the turn; leaving without a commit releases the lock unchanged. A duplicate
         delivery (`turn.duplicate`) holds no lock at all. Nothing inside may wait on MAX or a webhook.
+        `optimistic`: the dialog may be read unlocked (see `DialogStore.begin`); `commit` then raises
+        Changed when it was not as read, and the block steps again from `turn.loaded` (`_run` does).
         """
         key = (bot_id, user)
         turn = Turn(bot_id, user)
         await self.locks.acquire(key)
         try:
             try:
-                turn.loaded = await self._begin(turn, dedupe)
+                turn.loaded = await self._begin(turn, dedupe, optimistic)
             except StoreUnavailable:
                 self._store_errors.inc()
                 raise
@@ -196,7 +202,8 @@ class Dispatcher:
 
     async def _renew_once(self) -> None:
         now = time.monotonic()
-        for turn in [t for t in self.held.values() if not t.closed and now - t.started > RENEW_AFTER]:
+        for turn in [t for t in self.held.values()
+                     if not t.closed and t.loaded.locked and now - t.started > RENEW_AFTER]:
             if not await self.store.renew(turn.bot, turn.user, turn.token):
                 log.warning("lock of %s/%s lost during a slow turn", turn.bot, turn.user,
                             extra={"event": "lock_lost", "bot": turn.bot, "user": turn.user})
@@ -211,7 +218,7 @@ class Dispatcher:
     async def handle(self, bot: BotInfo, incoming: Incoming) -> StepResult | None:
         """A webhook delivery; None for a duplicate or a bot that serves nothing yet."""
         started = time.perf_counter()
-        async with self.opened(bot.id, incoming.user, incoming.dedupe) as turn:
+        async with self.opened(bot.id, incoming.user, incoming.dedupe, optimistic=True) as turn:
             if not turn.duplicate:
                 result = await self._run(bot, turn, incoming.update, chat=incoming.chat_id,
                                          dedupe=incoming.dedupe, callback_id=incoming.callback_id)
@@ -259,7 +266,20 @@ class Dispatcher:
     async def _run(self, bot: BotInfo, turn: Turn, update: Update, *, chat: int | None = None,
                    dedupe: str | None = None, callback_id: str | None = None,
                    require_fire: bool = False) -> StepResult | None:
-        """Step the loaded dialog and commit; without a commit the lock is released by `opened`."""
+        """Step the loaded dialog and commit; a dialog read unlocked that changed meanwhile is stepped
+        again from what the commit found (None when that says the delivery is a duplicate)."""
+        while True:
+            try:
+                return await self._step(bot, turn, update, chat, dedupe, callback_id, require_fire)
+            except Changed as changed:
+                metrics.TURNS_RESTEPPED.inc()
+                turn.loaded = await self._begin(turn, dedupe, loaded=changed.loaded)
+                if turn.duplicate:
+                    turn.closed = True
+                    return None
+
+    async def _step(self, bot: BotInfo, turn: Turn, update: Update, chat: int | None, dedupe: str | None,
+                    callback_id: str | None, require_fire: bool) -> StepResult | None:
         now = self.clock()
         stored = turn.loaded.session
         session = Session.from_dict(stored) if stored is not None else None

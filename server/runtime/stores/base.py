@@ -38,6 +38,18 @@ class LockLost(StoreUnavailable):
     """The lock expired and another holder may have written; nothing was saved."""
 
 
+class Changed(Exception):
+    """An unlocked commit found the dialog changed, locked, or the delivery a duplicate: nothing was saved.
+
+    `loaded` is what `begin` would have answered at that moment (the lock is now held when it is OK), so
+    the caller steps again from it instead of making another round trip.
+    """
+
+    def __init__(self, loaded: Loaded) -> None:
+        super().__init__("the dialog changed since it was read")
+        self.loaded = loaded
+
+
 @dataclass(slots=True)
 class Loaded:
     """What `begin` found: the lock status and the dialog."""
@@ -46,6 +58,9 @@ class Loaded:
     session: dict[str, Any] | None = None
     retry_ms: int = 0  # BUSY: how long the current holder may still hold the lock
     handle: Any = None  # store-specific state carried from begin to commit/release
+    # False: read from this process's own last write without taking the lock (`begin(optimistic=True)`);
+    # the commit then saves only if nothing changed since, else raises Changed.
+    locked: bool = True
 
 
 @dataclass(slots=True)
@@ -116,8 +131,14 @@ class DialogStore(ABC):
     batches_acks = False
 
     @abstractmethod
-    async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None) -> Loaded:
-        """Take the user's lock (BUSY if held), check the duplicate mark, load the dialog."""
+    async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None, *,
+                    optimistic: bool = False) -> Loaded:
+        """Take the user's lock (BUSY if held), check the duplicate mark, load the dialog.
+
+        `optimistic`: a store that remembers its own last write of this dialog may answer from it without
+        taking the lock or checking the mark (`Loaded.locked` False); its commit does both, atomically,
+        and raises Changed when the dialog is not as read. Other stores lock as usual.
+        """
 
     @abstractmethod
     async def renew(self, bot: str, user: str, token: str) -> bool:
@@ -125,7 +146,8 @@ class DialogStore(ABC):
 
     @abstractmethod
     async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> Next | None:
-        """Save the turn atomically and release the lock; LockLost if the token no longer owns it.
+        """Save the turn atomically and release the lock; LockLost if the token no longer owns it, Changed
+        if the turn read the dialog unlocked and it changed since (or the delivery is a duplicate).
 
         A Next (the write's first send) when the write queued sends and nobody was working on the user's
         outbox: the caller now holds that claim (owner `token`, `write.outbox_lease`) and sends at once.

@@ -45,7 +45,8 @@ class MemoryStore(MemoryListing, DialogStore):
             return None  # an expired dialog stays until `sweep` or the next commit counts it
         return item[0]
 
-    async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None) -> Loaded:
+    async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None, *,
+                    optimistic: bool = False) -> Loaded:
         key, now = (bot, user), self.clock()
         if self._owner(key) is not None:
             return Loaded(BUSY, retry_ms=int((self._locks[key][1] - now) * 1000))

@@ -18,8 +18,8 @@ from server.runtime.stores import dialog_codec, timeline_rows
 from server.runtime.stores.redis_funnel import RedisFunnel
 from server.runtime.stores.redis_listing import RedisListing
 from server.runtime.stores.base import (
-    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Ack, Claim, DialogStore, Loaded, LockLost, Next,
-    Sample, StoreUnavailable, Write, new_token,
+    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Ack, Changed, Claim, DialogStore, Loaded, LockLost,
+    Next, Sample, StoreUnavailable, Write, new_token,
 )
 from server.runtime.stores.redis_scripts import (
     ACTION_LATER, BEGIN, CLAIM, COMMIT, ERASE, FOLD_EXPIRY, OUTBOX_ACKS, OUTBOX_CLAIM, OUTBOX_DONE, OUTBOX_HOLD,
@@ -46,6 +46,9 @@ EXPIRY_MARGIN = 0.25
 # recognised for at least DEDUPE_TTL (and up to half as long again).
 MARK_BUCKETS = 3
 MARK_BUCKET = DEDUPE_TTL // (MARK_BUCKETS - 1)
+# Dialogs whose last write this process remembers, so their next turn reads them without a round trip
+# (`begin(optimistic=True)`); about 200 bytes each. The oldest write is forgotten first.
+WRITTEN_MAX = 50_000
 
 
 def mark(user: str, dedupe: str) -> bytes:
@@ -61,6 +64,17 @@ def _id_first(item: dict[str, Any]) -> dict[str, Any]:
 def _slot(ms: int) -> float | None:
     """Seconds to a reserved rate slot; None when the script reserved none."""
     return None if ms < 0 else ms / 1000
+
+
+def _loaded(reply: list[Any]) -> Loaded:
+    """BEGIN's answer (or an unlocked COMMIT's, after its leading 3)."""
+    status = reply[0]
+    if status == OK:
+        raw = reply[1]
+        return Loaded(OK, _dialog(raw) if raw is not None else None)
+    if status == BUSY:
+        return Loaded(BUSY, retry_ms=max(int(reply[1]), 1))
+    return Loaded(DUPLICATE)
 
 
 def _head_prefix(item_id: str) -> bytes:
@@ -98,6 +112,15 @@ class RedisStore(RedisListing, RedisFunnel, DialogStore):
         self.clock = clock
         self.interval = interval_ms(send_rate) if send_rate is not None else ""
         self.interval_s = 1.0 / send_rate if send_rate is not None else 0.0
+        # base key -> the dialog as this process last wrote it (b"" when it dropped it)
+        self._written: dict[str, bytes] = {}
+
+    def _remember(self, base: str, raw: bytes) -> None:
+        written = self._written
+        written.pop(base, None)  # re-inserted last, so the dict's order is the order of writes
+        written[base] = raw
+        if len(written) > WRITTEN_MAX:
+            del written[next(iter(written))]
 
     async def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
         try:
@@ -111,38 +134,39 @@ class RedisStore(RedisListing, RedisFunnel, DialogStore):
         except RedisError as exc:
             raise StoreUnavailable(f"redis refused the call: {exc}") from exc
 
-    async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None) -> Loaded:
+    async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None, *,
+                    optimistic: bool = False) -> Loaded:
         base = self.keys.user(bot, user)
+        if optimistic:
+            raw = self._written.get(base)
+            if raw is not None:  # the commit checks lock, mark and dialog (`handle`) in its one script
+                return Loaded(OK, _dialog(raw) if raw else None, handle=raw, locked=False)
         now = int(self.clock() // MARK_BUCKET)
         sets = [self.keys.marks(bot, now - n) for n in range(MARK_BUCKETS)]
         reply = await self._run(BEGIN, [base + "l", base + "d", *sets],
                                 [token, LOCK_MS, mark(user, dedupe) if dedupe is not None else ""])
-        status = reply[0]
-        if status == OK:
-            raw = reply[1]
-            return Loaded(OK, _dialog(raw) if raw is not None else None)
-        if status == BUSY:
-            return Loaded(BUSY, retry_ms=max(int(reply[1]), 1))
-        return Loaded(DUPLICATE)
+        return _loaded(reply)
 
     async def renew(self, bot: str, user: str, token: str) -> bool:
         return bool(await self._run(RENEW, [self.keys.user(bot, user) + "l"], [token, LOCK_MS]))
 
-    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> bool:
+    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> Next | None:
         base, k, now, counts = self.keys.user(bot, user), self.keys, self.clock(), write.counts
+        dialog = dialog_codec.encode(write.session) if write.session is not None else b""
+        bucket = int(now // MARK_BUCKET)
         wake = write.timer_due
         if counts is not None and write.session is not None:  # its expiry is counted when the timers find it gone
             expiry = now + write.ttl + EXPIRY_MARGIN
             wake = expiry if wake is None else min(wake, expiry)
         args: list[Any] = [
-            token, dialog_codec.encode(write.session) if write.session is not None else "", int(write.ttl),
+            token, dialog, int(write.ttl),
             mark(user, write.dedupe) if write.dedupe is not None else "", MARK_BUCKET * (MARK_BUCKETS + 1),
             member(bot, user),
             repr(wake) if wake is not None else "",
             _encode(write.timeline) if write.timeline is not None else "", STREAM_MAX,
             len(counts.pairs) if counts is not None else "",
             repr(now + write.outbox_lease), repr(now), len(write.outbox), "1" if write.had_timer else "",
-            self.interval,
+            self.interval, "" if loaded.locked else "1", b"" if loaded.locked else loaded.handle, LOCK_MS,
         ]
         args.extend(_encode(_id_first(item)) for item in write.outbox)
         if counts is not None:
@@ -160,21 +184,33 @@ class RedisStore(RedisListing, RedisFunnel, DialogStore):
         for action in write.actions:
             args.append(action["id"])
             args.append(_encode(action))
-        result = await self._run(
-            COMMIT, [base + "l", base + "d", k.timeline, k.marks(bot, int(now // MARK_BUCKET)), k.timers,
-                     base + "o", k.outq, k.actq, k.acts, k.outc, k.rate + bot, k.expiry_info, k.counter_index],
-            args)
+        keys = [base + "l", base + "d", k.timeline, k.marks(bot, bucket), k.timers, base + "o", k.outq, k.actq,
+                k.acts, k.outc, k.rate + bot, k.expiry_info, k.counter_index]
+        if not loaded.locked and write.dedupe is not None:
+            keys.extend(k.marks(bot, bucket - n) for n in range(1, MARK_BUCKETS))
+        try:
+            result = await self._run(COMMIT, keys, args)
+        except StoreUnavailable:
+            self._written.pop(base, None)  # it may or may not have been saved
+            raise
         if not result:
+            self._written.pop(base, None)
             raise LockLost(f"{bot}/{user}")
         if result == 1:
+            self._remember(base, dialog)
             return None
+        if result[0] == 3:
+            self._written.pop(base, None)
+            raise Changed(_loaded(result[1:]))
+        self._remember(base, dialog)
         first = _slot(result[1])
         more = tuple(Next(item, None if first is None else first + k * self.interval_s)
                      for k, item in enumerate(write.outbox[1:], 1))
         return Next(write.outbox[0], first, more)
 
     async def release(self, bot: str, user: str, token: str, loaded: Loaded) -> None:
-        await self._run(RELEASE, [self.keys.user(bot, user) + "l"], [token])
+        if loaded.locked:
+            await self._run(RELEASE, [self.keys.user(bot, user) + "l"], [token])
 
     async def _db(self, work: Callable[[Any], Any]) -> Any:
         """Run `work(conn)` in a transaction of the timeline database (none: 0)."""
@@ -207,6 +243,7 @@ class RedisStore(RedisListing, RedisFunnel, DialogStore):
         """Timeline (stream and database) under the mover's lease, then the user's keys in one script; the
         duplicate marks are digests of user and delivery, not findable by user, and lapse within 37.5 h."""
         base, k = self.keys.user(bot, user), self.keys
+        self._written.pop(base, None)
         if await self._call("GET", base + "l") != token.encode():  # checked again, atomically, by ERASE
             raise LockLost(f"{bot}/{user}")
         wanted, mover = member(bot, user).encode(), new_token()

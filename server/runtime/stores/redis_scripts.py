@@ -50,13 +50,32 @@ return 0
 #       the bot's rate, funnel expiry info hash, funnel counter index.
 # ARGV: token, dialog ('' drops it), ttl, mark ('' none), mark set ttl, member, wake time ('' none),
 #       timeline record ('' none), stream max length, c funnel pairs ('' counts nothing), claim end, now,
-#       n outbox, had timer, rate interval ms ('' keeps no rate), outbox items..., then when counting:
+#       n outbox, had timer, rate interval ms ('' keeps no rate), read unlocked ('' the lock is held), the
+#       dialog as read unlocked ('' none), lock ms, outbox items..., then when counting:
 #       prior gone ('1'), expiry info ('' drops it, '=' keeps it as it is), hour, the bot's counter key prefix,
 #       counter key ttl, c (group, field) pairs; then action (id, json) pairs.
+# KEYS[14..]: the older mark sets, when read unlocked.
 # Returns 0 when the lock was lost, 1 when saved, {2, ms to the first send's rate slot or -1} when
-# saved and the caller now holds the outbox claim.
+# saved and the caller now holds the outbox claim. Read unlocked, it saves only when the lock is free, the
+# mark new and the dialog as read; else {3, what BEGIN answers} (the lock then held if that is 0).
 COMMIT = Script(GCRA + FUNNEL + """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[16] == '' then
+  if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+else
+  if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[18]) then
+    return {3, 1, redis.call('PTTL', KEYS[1])}
+  end
+  if ARGV[4] ~= '' then
+    local seen = redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 1
+    for i = 14, #KEYS do seen = seen or redis.call('SISMEMBER', KEYS[i], ARGV[4]) == 1 end
+    if seen then
+      redis.call('DEL', KEYS[1])
+      return {3, 2}
+    end
+  end
+  local stored = redis.call('GET', KEYS[2])
+  if (stored or '') ~= ARGV[17] then return {3, 0, stored} end
+end
 if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[4] ~= '' and redis.call('SADD', KEYS[4], ARGV[4]) == 1 and redis.call('TTL', KEYS[4]) < 0 then
   redis.call('EXPIRE', KEYS[4], ARGV[5])
@@ -69,7 +88,7 @@ end
 local n = tonumber(ARGV[13])
 local result = 1
 if n > 0 then
-  redis.call('RPUSH', KEYS[6], unpack(ARGV, 16, 15 + n))
+  redis.call('RPUSH', KEYS[6], unpack(ARGV, 19, 18 + n))
   if redis.call('ZADD', KEYS[7], 'NX', ARGV[11], ARGV[6]) == 1 then
     redis.call('HSET', KEYS[10], ARGV[6], ARGV[1])
     result = {2, -1}
@@ -77,9 +96,9 @@ if n > 0 then
     if ARGV[15] ~= '' then result[2] = reserve(KEYS[11], tonumber(ARGV[15]) * n, 0) end
   end
 end
-local first_action = 16 + n
+local first_action = 19 + n
 if ARGV[10] ~= '' then
-  local c, at = tonumber(ARGV[10]), 16 + n
+  local c, at = tonumber(ARGV[10]), 19 + n
   first_action = at + 5 + 2 * c
   if ARGV[at] == '1' then count_expired(KEYS[12], ARGV[6], ARGV[at + 3], ARGV[at + 2], KEYS[13], ARGV[at + 4]) end
   if ARGV[at + 1] == '' then

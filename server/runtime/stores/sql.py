@@ -99,7 +99,8 @@ class SqlStore(SqlListing, DialogStore):
             session = _decode(row.session)
         return Loaded(OK, session)
 
-    async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None) -> Loaded:
+    async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None, *,
+                    optimistic: bool = False) -> Loaded:
         now = self.clock()
         try:
             if not self.postgres:
