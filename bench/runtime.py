@@ -43,7 +43,7 @@ def run_botflow(args: argparse.Namespace, selftest: bool = False) -> dict[str, A
 
     driver = peers_driver()
 
-    driver.load_peer = lambda name, url, ttl: Peer(url, ttl, workload)
+    driver.load_peer = lambda name, url, ttl: Peer(url, ttl, workload, serve_gc=not args.default_gc)
     ns = argparse.Namespace(
         peer="botflow", users=args.users, concurrency=args.concurrency, redis_url=args.redis_url, ttl=1800,
         warmup_users=max(200, 2 * args.concurrency), parse_in_window=False, selftest=selftest, profile=None,
@@ -115,6 +115,8 @@ def main() -> int:
     ap.add_argument("--http", action="store_true", help="also run the webhook-over-HTTP mode")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds in --http mode")
     ap.add_argument("--profile", action="store_true", help="cProfile the runtime run (slower)")
+    ap.add_argument("--default-gc", action="store_true",
+                    help="run the runtime with Python's default collector settings, not those `botflow serve` sets")
     ap.add_argument("--funnel-cost", type=int, default=0, metavar="ROUNDS",
                     help="only compare funnel counting on and off, in ROUNDS interleaved pairs of runs")
     args = ap.parse_args()

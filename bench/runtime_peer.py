@@ -8,6 +8,7 @@ import msgspec
 
 from server.runtime.dispatch import Dispatcher
 from server.runtime.keys import Keys
+from server.runtime.lifecycle import tune_gc
 from server.runtime.outbox import Outbox
 from server.runtime.ratelimit import SharedRateLimiter
 from server.runtime.stores.redis import RedisStore
@@ -62,8 +63,10 @@ class Peer:
     name = "botflow"
     key_patterns = (PREFIX + ":*",)
 
-    def __init__(self, redis_url: str, ttl: int, workload: Any, parse_in_feed: bool = True) -> None:
+    def __init__(self, redis_url: str, ttl: int, workload: Any, parse_in_feed: bool = True,
+                 serve_gc: bool = True) -> None:
         self.redis_url = redis_url
+        self.serve_gc = serve_gc
         self.document = flow_document(workload)
         if ttl:
             self.document["settings"]["session_ttl"] = ttl
@@ -73,8 +76,10 @@ class Peer:
 
     @property
     def library(self) -> str:
-        return ("botflow runtime (Redis store, commit-first: lock+dedupe+load, save+timeline+mark+timer+outbox, "
-                "then per reply the outbox ack, which reserves the next send's shared rate slot)")
+        return ("botflow runtime (Redis store, commit-first: lock+dedupe+load (none when this process wrote the "
+                "dialog last: the commit checks it), save+timeline+mark+timer+outbox, then per reply the outbox "
+                "ack, which reserves the next send's shared rate slot; "
+                + ("the collector set as `botflow serve` sets it)" if self.serve_gc else "the default collector)"))
 
     async def setup(self) -> None:
         async def load_bot(bot_id: str) -> BotInfo | None:
@@ -93,6 +98,8 @@ class Peer:
         limiter = SharedRateLimiter(self.store.client, Keys(PREFIX).rate, rate=1_000_000)
         self.outbox = Outbox(self.store, catalog, send, None, limiter)  # type: ignore[arg-type]
         self.dispatcher = Dispatcher(self.store, catalog, self.outbox)
+        if self.serve_gc:
+            tune_gc()  # as `botflow serve` does once it has started
 
     def reset_counters(self) -> None:
         self.replies.clear()

@@ -121,6 +121,11 @@ async def startup(app: Any) -> None:
     runtime = Runtime(app.state.settings, app.state.db)
     await runtime.start()
     app.state.runtime = runtime
+    tune_gc()
+
+
+def tune_gc() -> None:
+    """The collector set for serving webhooks, once everything long-lived is loaded."""
     # Everything loaded at start-up lives as long as the process: keep it out of the collector's scans,
     # so full collections under webhook load stay short (they otherwise show up as p99 spikes).
     gc.collect()
