@@ -1,6 +1,6 @@
 """Runtime throughput on the registration-5 workload, next to the three peer baselines measured in the same run.
 
-    python bench/runtime.py [--users 2000] [--concurrency 64] [--peers seed,aiogram,maxapi] [--http]
+    python bench/runtime.py [--users 2000] [--concurrency 64] [--peers seed,aiogram,maxapi] [--rounds 3] [--http]
 
 In-process mode drives `Dispatcher.handle` (webhook body decode → parse → lock+dedupe+load → engine step →
 send → save+timeline+mark+timer → unlock) with the peers' own driver (bench.py from the peers folder), so
@@ -113,7 +113,7 @@ def main() -> int:
     ap.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"))
     ap.add_argument("--peers", default="seed,aiogram,maxapi", help="baselines to run beside ('' for none)")
     ap.add_argument("--http", action="store_true", help="also run the webhook-over-HTTP mode")
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds in --http mode")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds, in process and in --http mode")
     ap.add_argument("--profile", action="store_true", help="cProfile the runtime run (slower)")
     ap.add_argument("--default-gc", action="store_true",
                     help="run the runtime with Python's default collector settings, not those `botflow serve` sets")
@@ -125,23 +125,49 @@ def main() -> int:
 
     selftest = run_botflow(args, selftest=True)
     print(f"selftest (branch scripts of workload.py): {selftest['selftest']}", flush=True)
-    ours = run_botflow(args)
-    results = [ours] + [run_peer(name, args) for name in filter(None, args.peers.split(","))]
-    print(f"\nregistration-5 in process, U={args.users}, C={args.concurrency}, one run each\n")
+    peers = list(filter(None, args.peers.split(",")))
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in ["botflow", *peers]}
+    # Rounds alternate the runtime and the baselines, so a machine that slows down midway (other tenants
+    # of a shared host halve single runs at times) slows both sides alike; medians are compared.
+    for _ in range(max(1, args.rounds)):
+        runs["botflow"].append(run_botflow(args))
+        for name in peers:
+            runs[name].append(run_peer(name, args))
+    print(f"\nregistration-5 in process, U={args.users}, C={args.concurrency}, {max(1, args.rounds)} interleaved "
+          f"round(s); each run, then the medians\n")
     print("| peer | updates/s | p50 ms | p99 ms | Redis cmds/update | Python CPU µs/update | ok |")
     print("|---|---:|---:|---:|---:|---:|:-:|")
-    for result in results:
+    for results in runs.values():
+        for result in results:
+            print(row(result))
+    medians = {name: median(results) for name, results in runs.items()}
+    for result in medians.values():
         print(row(result))
-    by_name = {r["peer"]: r for r in results if "error" not in r}
+    ours = medians["botflow"]
     for name in ("seed", "aiogram", "maxapi"):
-        if name in by_name:
-            print(f"botflow / {name}: {ours['updates_per_s'] / by_name[name]['updates_per_s']:.2f}x")
-    print(json.dumps({"botflow": ours, "baselines": results[1:]}, ensure_ascii=False), file=sys.stderr)
+        if name in medians and "error" not in medians[name] and "error" not in ours:
+            print(f"botflow / {name}: {ours['updates_per_s'] / medians[name]['updates_per_s']:.2f}x updates/s, "
+                  f"{ours['py_cpu_us_per_update'] / medians[name]['py_cpu_us_per_update']:.2f}x the Python CPU "
+                  f"per update (medians)")
+    print(json.dumps(runs, ensure_ascii=False), file=sys.stderr)
     if args.http:
         from runtime_http import run_http
 
         run_http(args)
-    return 0 if ours.get("ok") and selftest.get("selftest") == "ok" else 2
+    ok = all(r.get("ok") for r in runs["botflow"])
+    return 0 if ok and selftest.get("selftest") == "ok" else 2
+
+
+def median(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """A row of per-figure medians over one peer's runs (an error when none of them ran)."""
+    import statistics
+
+    good = [r for r in results if "error" not in r]
+    if not good:
+        return results[-1]
+    keys = ("updates_per_s", "p50_ms", "p99_ms", "redis_cmds_per_update", "py_cpu_us_per_update")
+    return {"peer": f"{good[0]['peer']} (median)", "ok": all(r.get("ok") for r in good),
+            **{key: statistics.median(r[key] for r in good) for key in keys}}
 
 
 if __name__ == "__main__":

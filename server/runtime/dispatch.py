@@ -273,13 +273,18 @@ class Dispatcher:
                 return await self._step(bot, turn, update, chat, dedupe, callback_id, require_fire)
             except Changed as changed:
                 metrics.TURNS_RESTEPPED.inc()
-                turn.loaded = await self._begin(turn, dedupe, loaded=changed.loaded)
+                try:
+                    turn.loaded = await self._begin(turn, dedupe, loaded=changed.loaded)
+                except StoreUnavailable:
+                    self._store_errors.inc()
+                    raise
                 if turn.duplicate:
                     turn.closed = True
                     return None
 
     async def _step(self, bot: BotInfo, turn: Turn, update: Update, chat: int | None, dedupe: str | None,
                     callback_id: str | None, require_fire: bool) -> StepResult | None:
+        """One step from `turn.loaded` and its commit; without a commit the lock is released by `opened`."""
         now = self.clock()
         stored = turn.loaded.session
         session = Session.from_dict(stored) if stored is not None else None
