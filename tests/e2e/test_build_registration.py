@@ -7,8 +7,7 @@ import json
 from playwright.sync_api import Page, expect
 
 from flows.diff import diff, is_empty
-from tests.e2e.canvas import (click_state, click_transition, document, drag_transition, issue_codes, panel_form,
-                              settle, wait_until)
+from tests.e2e.canvas import click_transition, document, drag_transition, panel_form, settle, wait_until
 from tests.e2e.conftest import MAX_TOKEN, App, shoot
 from tests.e2e.test_pages import registration_text
 
