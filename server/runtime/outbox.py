@@ -143,6 +143,7 @@ class Outbox:
         self._active: set[tuple[str, str]] = set()  # users with a drain sending right now
         self._tasks: set[asyncio.Task[Any]] = set()
         self._replies = metrics.Children(metrics.REPLIES)
+        self._rate_waits = metrics.Children(metrics.RATE_LIMIT_WAIT_SECONDS)
         self.waits = Waits()
         self._slow_until = 0.0  # monotonic time until which sends count as slow (see start)
 
@@ -348,7 +349,7 @@ class Outbox:
             if slot > SLOT_GRAIN:
                 await asyncio.sleep(slot)
         if waited > 0:
-            metrics.RATE_LIMIT_WAIT_SECONDS.labels(bot=bot.id).inc(waited)
+            self._rate_waits(bot.id).inc(waited)
         started = time.perf_counter()
         try:
             await self._timed(bot, item, started)
