@@ -132,6 +132,15 @@ def test_save_as_test_run_all_and_coverage_on_the_graph(page: Page, app: App) ->
     expect(failure.locator("td.actual")).to_contain_text("Ваш телефон?")
     shoot(page, "tests-run-all-failed")
 
+    # The new wording is right: one click makes it what the step expects, and the run that follows passes.
+    failure.get_by_role("button", name="Accept the new answer").click()
+    expect(page.locator("[data-tests-status]")).to_have_text("1 passed, 0 failed on the draft.")
+    expect(page.locator(".test-failure")).to_have_count(0)
+    saved = app.api("GET", "/api/flows/e2e_tests/tests").json()["tests"][0]
+    assert saved["steps"][1]["expect"]["replies"] == ["Ваш телефон?"]
+    assert "replies" not in saved["steps"][0]["expect"], "only the step that differed changed"
+    assert saved["steps"][2]["expect"]["data"] == {"phone": "+79991234567"}
+
     page.get_by_role("button", name="Generate").click()
     generated = page.locator("[data-tests-generated]")
     expect(generated).to_contain_text("fire 6 of 6 transitions")

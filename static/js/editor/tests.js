@@ -129,7 +129,7 @@ export class TestsPanel {
     line.append(badge, el("span", "test-name", test.name),
       el("span", "hint", t("{n} steps", { n: test.steps.length })));
     li.append(line);
-    if (result && !result.passed) li.append(this.failure(result));
+    if (result && !result.passed) li.append(this.failure(result, test.name));
     if (!this.canEdit) return li;
     const remove = el("button", "link-button", "×");
     remove.type = "button";
@@ -143,7 +143,7 @@ export class TestsPanel {
     return li;
   }
 
-  failure(result) {
+  failure(result, name) {
     const box = el("div", "test-failure");
     if (result.error) {
       box.append(el("p", "field-error", result.error));
@@ -152,7 +152,48 @@ export class TestsPanel {
     const f = result.failure;
     box.append(el("p", "", t("Step {n} ({update}) differs:", { n: f.step + 1, update: describeUpdate(f.update) })));
     box.append(sideBySide(f));
+    if (this.canEdit) {
+      const accept = el("button", "", t("Accept the new answer"));
+      accept.type = "button";
+      accept.dataset.testsAccept = "";
+      accept.title = t("The bot's answer is right now: save it as what this step expects, then run the tests again");
+      accept.addEventListener("click", () => this.accept(name, f, accept));
+      const actions = el("div", "row-actions");
+      actions.append(accept);
+      box.append(actions);
+    }
     return box;
+  }
+
+  /** Save what the step did as what it expects (the differing parts only), then run everything again,
+   * so a later step that differs too shows up next. */
+  async accept(name, failure, button) {
+    const tests = structuredClone(this.tests);
+    const test = tests.find((one) => one.name === name);
+    if (!test || !test.steps[failure.step]) {
+      await this.load();
+      this.say(t("This test changed meanwhile; run the tests again first."), "error");
+      return;
+    }
+    const expect = test.steps[failure.step].expect;
+    for (const key of failure.differs) {
+      expect[key] = key === "data" ? { ...(expect.data || {}), ...failure.actual.data } : failure.actual[key];
+    }
+    button.disabled = true;
+    this.say(t("Saving the new answer of “{name}”…", { name }), "busy");
+    const res = await api("PUT", `${this.base}/tests`, { json: { tests }, headers: { "If-Match": `"${this.revision}"` } });
+    if (res.status === 412) {
+      await this.load();
+      this.say(t("Someone else changed the tests meanwhile; the list was reloaded, try again."), "error");
+      return;
+    }
+    if (!res.ok) {
+      button.disabled = false;
+      this.say((res.data && res.data.message) || t("The new answer was not saved."), "error");
+      return;
+    }
+    await this.load();
+    await this.runAll();
   }
 
   showCoverageFigure(coverage) {
