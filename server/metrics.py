@@ -36,7 +36,7 @@ TURN_SECONDS = Histogram("botflow_turn_seconds", "One turn: lock, load, engine s
 LOCK_BUSY = Counter("botflow_lock_busy", "Turns that found the user's lock held by another turn", registry=REGISTRY)
 TURNS_RESTEPPED = Counter(
     "botflow_turns_restepped", "Turns that read a dialog unlocked and stepped again because it had changed "
-    "(another replica's turn, an expiry) or the delivery was a duplicate", registry=REGISTRY)
+    "meanwhile (another replica's turn, an expiry, an erasure)", registry=REGISTRY)
 LOCK_WAIT_SECONDS = Histogram("botflow_lock_wait_seconds", "Time a turn waited for the user's lock",
                               registry=REGISTRY, buckets=(.001, .005, .01, .05, .1, .5, 1, 2, 5, 10))
 

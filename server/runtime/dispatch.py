@@ -272,15 +272,15 @@ class Dispatcher:
             try:
                 return await self._step(bot, turn, update, chat, dedupe, callback_id, require_fire)
             except Changed as changed:
-                metrics.TURNS_RESTEPPED.inc()
                 try:
                     turn.loaded = await self._begin(turn, dedupe, loaded=changed.loaded)
                 except StoreUnavailable:
                     self._store_errors.inc()
                     raise
-                if turn.duplicate:
+                if turn.duplicate:  # counted as a duplicate delivery by the caller
                     turn.closed = True
                     return None
+                metrics.TURNS_RESTEPPED.inc()
 
     async def _step(self, bot: BotInfo, turn: Turn, update: Update, chat: int | None, dedupe: str | None,
                     callback_id: str | None, require_fire: bool) -> StepResult | None:

@@ -18,6 +18,10 @@ def restepped() -> float:
     return metrics.REGISTRY.get_sample_value("botflow_turns_restepped_total") or 0.0
 
 
+def duplicates() -> float:
+    return metrics.REGISTRY.get_sample_value("botflow_duplicate_deliveries_total", {"bot": BOT}) or 0.0
+
+
 async def test_updates_rotating_over_three_replicas_keep_every_step_and_reply(
         sqlite_url: str, fake_max: FakeMax, redis_prefix: str, monkeypatch) -> None:  # noqa: F811
     monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
@@ -27,7 +31,7 @@ async def test_updates_rotating_over_three_replicas_keep_every_step_and_reply(
         replicas = [a, b, c]
         await a.bot(BOT)
         await a.publish(BOT, registration())
-        before = restepped()
+        before, repeated = restepped(), duplicates()
         rotating, staying = list(range(8100, 8112)), 8200
 
         async def play(user: int) -> None:
@@ -49,3 +53,4 @@ async def test_updates_rotating_over_three_replicas_keep_every_step_and_reply(
     assert set(sessions) == {404}, "every dialog ended on its last step"
     # A replica's copy went stale on every rotating turn after its third: those were stepped again.
     assert restepped() - before >= len(rotating) * 2
+    assert duplicates() - repeated == len(rotating) + 1, "each repeated delivery recognised once"
