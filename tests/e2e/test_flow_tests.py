@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 import json
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.canvas import node_point, open_editor, wait_until
-from tests.e2e.conftest import ROOT, App, shoot
+from tests.e2e.conftest import PASSWORD, ROOT, App, Watch, login, shoot
 
 
 def registration(flow_id: str) -> dict:
@@ -259,3 +259,29 @@ def test_a_viewer_runs_the_tests_but_cannot_change_them(browser, app: App, watch
     expect(page.locator("[data-tests-status]")).to_have_text("1 passed, 0 failed on the draft.")
     expect(page.locator(".test-item .link-button")).to_have_count(0)
     ctx.close()
+
+
+def test_a_failing_test_and_its_accept_button_speak_russian(browser: Browser, app: App, watch: Watch) -> None:
+    create(app, "e2e_ru_accept")
+    test = {"name": "приветствие", "steps": [{"update": {"text": "/start"}, "expect": {"replies": ["Здравствуйте!"]}}]}
+    tests = app.api("GET", "/api/flows/e2e_ru_accept/tests")
+    assert app.api("PUT", "/api/flows/e2e_ru_accept/tests", json={"tests": [test]},
+                   headers={"If-Match": tests.headers["etag"]}).status_code == 200
+    made = app.api("POST", "/api/users", json={"username": "irina", "role": "editor", "password": PASSWORD})
+    assert made.status_code == 201, made.text
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, locale="ru-RU")
+    try:
+        page = login(ctx, app, "irina", watch)
+        open_editor(page, app.url, "e2e_ru_accept")
+        page.locator("[data-tab-show=tests]").click()
+        page.locator("[data-tests-run]").click()
+        expect(page.locator("[data-tests-status]")).to_have_text("На черновике: пройдено 0, не пройдено 1.")
+        accept = page.get_by_role("button", name="Принять новый ответ")
+        expect(accept).to_be_visible()
+        shoot(page, "ru-tests-accept")
+        accept.click()
+        expect(page.locator("[data-tests-status]")).to_have_text("На черновике: пройдено 1, не пройдено 0.")
+    finally:
+        ctx.close()
+    saved = app.api("GET", "/api/flows/e2e_ru_accept/tests").json()["tests"][0]
+    assert saved["steps"][0]["expect"]["replies"] == ["Привет! Как вас зовут?"]
