@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -137,6 +137,14 @@ async def running(database_url: str, max_url: str, redis_url: str | None, *,
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://botflow.test", timeout=30) as client:
             yield Harness(app, client)
+
+
+@asynccontextmanager
+async def replicas(count: int, database_url: str, max_url: str,
+                   redis_url: str | None) -> AsyncIterator[list[Harness]]:
+    """`count` apps sharing one database (and Redis, if given), as replicas behind a balancer."""
+    async with AsyncExitStack() as stack:
+        yield [await stack.enter_async_context(running(database_url, max_url, redis_url)) for _ in range(count)]
 
 
 @asynccontextmanager

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
-from tests.integration.runtime_app import msg, press, registration, running, serving, texts
+from tests.integration.runtime_app import msg, press, registration, replicas, running, serving, texts
 from tests.integration.runtime_support import (  # noqa: F401 (fixtures)
     REDIS_URL, delete_prefix, migrated_database, redis_prefix, sqlite_url,
 )
@@ -134,23 +134,21 @@ async def test_counters_survive_a_restart_and_redis_losing_them(sqlite_url: str,
 async def test_three_replicas_on_one_redis_count_each_dialog_once(sqlite_url: str, fake_max: FakeMax,
                                                                   redis_prefix: str, monkeypatch) -> None:  # noqa: F811
     monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
-    async with running(sqlite_url, fake_max.url, REDIS_URL) as a, \
-            running(sqlite_url, fake_max.url, REDIS_URL) as b, \
-            running(sqlite_url, fake_max.url, REDIS_URL) as c:
-        replicas = [a, b, c]
+    async with replicas(3, sqlite_url, fake_max.url, REDIS_URL) as three:
+        a = three[0]
         await a.bot(BOT)
         version = await a.publish(BOT, short_flow())
         users = list(range(400, 430))
         # every user's updates land on a different replica each turn, and all at once across users
-        await asyncio.gather(*(replicas[u % 3].deliver(BOT, msg(u, "hi")) for u in users))
-        await asyncio.gather(*(replicas[(u + 1) % 3].deliver(BOT, msg(u, "Иван")) for u in users if u % 2))
+        await asyncio.gather(*(three[u % 3].deliver(BOT, msg(u, "hi")) for u in users))
+        await asyncio.gather(*(three[(u + 1) % 3].deliver(BOT, msg(u, "Иван")) for u in users if u % 2))
         await asyncio.sleep(TTL + 0.5)
         # every replica sweeps at once, and a third of the users come back on yet another replica meanwhile
-        await asyncio.gather(*(r.runtime.store.sweep(time.time()) for r in replicas),
-                             *(replicas[(u + 2) % 3].deliver(BOT, msg(u, "hi")) for u in users if u % 3 == 0))
-        await asyncio.gather(*(r.runtime.store.sweep(time.time()) for r in replicas))
-        reports = [await funnel(r, version) for r in replicas]
-        await asyncio.gather(*(r.runtime.store.roll_up() for r in replicas))  # one of them copies
+        await asyncio.gather(*(r.runtime.store.sweep(time.time()) for r in three),
+                             *(three[(u + 2) % 3].deliver(BOT, msg(u, "hi")) for u in users if u % 3 == 0))
+        await asyncio.gather(*(r.runtime.store.sweep(time.time()) for r in three))
+        reports = [await funnel(r, version) for r in three]
+        await asyncio.gather(*(r.runtime.store.roll_up() for r in three))  # one of them copies
         await until(lambda: rolled_up(a))
         rolled = await funnel(a, version)
     odd = len([u for u in users if u % 2])
@@ -214,19 +212,19 @@ async def test_two_replicas_on_one_postgresql_count_each_dialog_once(funnel_pg_u
     pg_url = funnel_pg_url
     bot = "pgfunnel" + uuid.uuid4().hex[:6]
     doc = {**short_flow(), "id": "pgreg" + uuid.uuid4().hex[:6]}
-    async with running(pg_url, fake_max.url, None) as a, running(pg_url, fake_max.url, None) as b:
-        replicas = [a, b]
+    async with replicas(2, pg_url, fake_max.url, None) as two:
+        a, b = two
         await a.bot(bot)
         version = await a.publish(bot, doc)
         await b.runtime.bot_changed(bot)
         users = list(range(600, 620))
-        await asyncio.gather(*(replicas[u % 2].deliver(bot, msg(u, "hi")) for u in users))
-        await asyncio.gather(*(replicas[(u + 1) % 2].deliver(bot, msg(u, "Иван")) for u in users if u % 2))
+        await asyncio.gather(*(two[u % 2].deliver(bot, msg(u, "hi")) for u in users))
+        await asyncio.gather(*(two[(u + 1) % 2].deliver(bot, msg(u, "Иван")) for u in users if u % 2))
         await asyncio.sleep(TTL + 0.5)
-        await asyncio.gather(*(r.runtime.store.sweep(time.time()) for r in replicas),
-                             *(replicas[u % 2].deliver(bot, msg(u, "hi")) for u in users if u % 3 == 0))
-        await asyncio.gather(*(r.runtime.store.sweep(time.time()) for r in replicas))
-        reports = [await funnel(r, version, bot) for r in replicas]
+        await asyncio.gather(*(r.runtime.store.sweep(time.time()) for r in two),
+                             *(two[u % 2].deliver(bot, msg(u, "hi")) for u in users if u % 3 == 0))
+        await asyncio.gather(*(r.runtime.store.sweep(time.time()) for r in two))
+        reports = [await funnel(r, version, bot) for r in two]
     odd = len([u for u in users if u % 2])
     back = len([u for u in users if u % 3 == 0])
     expected = {"entered ask_name": len(users) + back, "entered ask_phone": odd, "fired name_ok": odd,

@@ -5,7 +5,7 @@ import asyncio
 
 from server import metrics
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
-from tests.integration.runtime_app import msg, registration, running, texts
+from tests.integration.runtime_app import msg, registration, replicas, texts
 from tests.integration.runtime_support import REDIS_URL, redis_prefix, sqlite_url  # noqa: F401
 
 BOT = "rotbot"
@@ -25,10 +25,8 @@ def duplicates() -> float:
 async def test_updates_rotating_over_three_replicas_keep_every_step_and_reply(
         sqlite_url: str, fake_max: FakeMax, redis_prefix: str, monkeypatch) -> None:  # noqa: F811
     monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
-    async with running(sqlite_url, fake_max.url, REDIS_URL) as a, \
-            running(sqlite_url, fake_max.url, REDIS_URL) as b, \
-            running(sqlite_url, fake_max.url, REDIS_URL) as c:
-        replicas = [a, b, c]
+    async with replicas(3, sqlite_url, fake_max.url, REDIS_URL) as three:
+        a = three[0]
         await a.bot(BOT)
         await a.publish(BOT, registration())
         before, repeated = restepped(), duplicates()
@@ -37,7 +35,7 @@ async def test_updates_rotating_over_three_replicas_keep_every_step_and_reply(
         async def play(user: int) -> None:
             for turn, text in enumerate(SCRIPT):
                 # each turn on another replica, whose copy of the dialog is two turns old by then
-                where = replicas[(user + turn) % 3] if user != staying else a
+                where = three[(user + turn) % 3] if user != staying else a
                 update = msg(user, text)
                 assert (await where.deliver(BOT, update)).status_code == 200
                 if turn == 2:  # MAX repeats a delivery, to the replica that wrote the dialog last
