@@ -17,13 +17,13 @@ from server.runtime.ratelimit import interval_ms
 from server.runtime.stores import dialog_codec, timeline_rows
 from server.runtime.stores.redis_funnel import RedisFunnel
 from server.runtime.stores.redis_listing import RedisListing
+from server.runtime.stores.redis_outbox import RedisOutbox, _id_first, _slot
 from server.runtime.stores.base import (
-    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Ack, Changed, Claim, DialogStore, Loaded, LockLost,
+    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Changed, DialogStore, Loaded, LockLost,
     Next, Sample, StoreUnavailable, Write, new_token,
 )
 from server.runtime.stores.redis_scripts import (
-    ACTION_LATER, BEGIN, CLAIM, COMMIT, ERASE, FOLD_EXPIRY, OUTBOX_ACKS, OUTBOX_CLAIM, OUTBOX_DONE, OUTBOX_HOLD,
-    OUTBOX_LATER, OUTBOX_SAMPLE, RELEASE, RENEW, WAKE,
+    BEGIN, COMMIT, ERASE, FOLD_EXPIRY, OUTBOX_SAMPLE, RELEASE, RENEW, WAKE,
 )
 from server.runtime.stores.resp import RedisError, RespClient, Script
 
@@ -56,16 +56,6 @@ def mark(user: str, dedupe: str) -> bytes:
     return hashlib.blake2b(f"{user}\x00{dedupe}".encode(), digest_size=12).digest()
 
 
-def _id_first(item: dict[str, Any]) -> dict[str, Any]:
-    """The item with "id" as its first key (the scripts match the head by its opening bytes)."""
-    return item if next(iter(item)) == "id" else {"id": item["id"], **item}
-
-
-def _slot(ms: int) -> float | None:
-    """Seconds to a reserved rate slot; None when the script reserved none."""
-    return None if ms < 0 else ms / 1000
-
-
 def _loaded(reply: list[Any]) -> Loaded:
     """BEGIN's answer (or an unlocked COMMIT's, after its leading 3)."""
     status = reply[0]
@@ -75,10 +65,6 @@ def _loaded(reply: list[Any]) -> Loaded:
     if status == BUSY:
         return Loaded(BUSY, retry_ms=max(int(reply[1]), 1))
     return Loaded(DUPLICATE)
-
-
-def _head_prefix(item_id: str) -> bytes:
-    return b'{"id":' + _encode(item_id)
 
 
 
@@ -91,7 +77,7 @@ def _database_answers() -> Iterator[None]:
         raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
 
 
-class RedisStore(RedisListing, RedisFunnel, DialogStore):
+class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
     """Dialogs under `<prefix>:v1:{bot:user}:*`; timers, outbox queue and actions in shared sorted sets."""
 
     name = "redis"
@@ -398,53 +384,6 @@ class RedisStore(RedisListing, RedisFunnel, DialogStore):
             for bot, user in claims:
                 pairs += [repr(until), member(bot, user)]
             await self._call("ZADD", self.keys.timers, "XX", "GT", *pairs)
-
-    async def outbox_claim(self, now: float, lease: float, owner: str, limit: int = 100) -> list[Claim]:
-        found = await self._run(OUTBOX_CLAIM, [self.keys.outq, self.keys.outc],
-                                [repr(now), repr(now + lease), limit, owner])
-        return [Claim(*split_member(found[i].decode()), bool(found[i + 1])) for i in range(0, len(found), 2)]
-
-    async def outbox_hold(self, claims: list[tuple[str, str]], owner: str, until: float) -> list[tuple[str, str]]:
-        if not claims:
-            return []
-        held = await self._run(OUTBOX_HOLD, [self.keys.outq, self.keys.outc],
-                               [repr(until), owner, *(member(b, u) for b, u in claims)])
-        return [split_member(m.decode()) for m in held]
-
-    async def outbox_head(self, bot: str, user: str) -> dict[str, Any] | None:
-        raw = await self._call("LINDEX", self.keys.user(bot, user) + "o", 0)
-        return _decode(raw) if raw is not None else None
-
-    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> Next | None:
-        found = await self._run(OUTBOX_DONE, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc,
-                                              self.keys.rate + bot],
-                                [_head_prefix(item_id), member(bot, user), owner, self.interval])
-        return Next(_decode(found[0]), _slot(found[1])) if found else None
-
-    async def outbox_acks(self, acks: list[Ack]) -> list[tuple[str, str, Next]]:
-        if not acks:
-            return []
-        args: list[Any] = [self.keys.base, self.keys.rate, self.interval]
-        for ack in acks:
-            args += [ack.bot, ack.user, ack.owner, len(ack.ids), *(_head_prefix(i) for i in ack.ids)]
-        found = await self._run(OUTBOX_ACKS, [self.keys.outq, self.keys.outc], args)
-        return [(found[i].decode(), found[i + 1].decode(), Next(_decode(found[i + 2]), _slot(found[i + 3])))
-                for i in range(0, len(found), 4)]
-
-    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
-        await self._run(OUTBOX_LATER, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc],
-                        [_head_prefix(item["id"]), _encode(_id_first(item)), repr(at), member(bot, user), owner])
-
-    async def actions_due(self, now: float, lease: float, limit: int = 100) -> list[dict[str, Any]]:
-        rows = await self._run(CLAIM, [self.keys.actq, self.keys.acts], [repr(now), repr(now + lease), limit])
-        return [_decode(row) for row in rows if row is not None]
-
-    async def action_done(self, item_id: str) -> None:
-        await self._call("ZREM", self.keys.actq, item_id)
-        await self._call("HDEL", self.keys.acts, item_id)
-
-    async def action_later(self, item: dict[str, Any], at: float) -> None:
-        await self._run(ACTION_LATER, [self.keys.actq, self.keys.acts], [item["id"], _encode(item), repr(at)])
 
     async def sample(self, dialogs: bool = True) -> Sample:
         users, oldest = await self._run(OUTBOX_SAMPLE, [self.keys.outq], [self.keys.base])

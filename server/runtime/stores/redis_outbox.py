@@ -1,0 +1,80 @@
+"""The Redis store's outbox and webhook actions: per-user send queues with claims, and due actions."""
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from server.runtime.keys import member, split_member
+from server.runtime.stores.base import Ack, Claim, Next
+from server.runtime.stores.redis_scripts import (
+    ACTION_LATER, CLAIM, OUTBOX_ACKS, OUTBOX_CLAIM, OUTBOX_DONE, OUTBOX_HOLD, OUTBOX_LATER,
+)
+
+_encode = msgspec.json.encode
+_decode = msgspec.json.decode
+
+
+def _id_first(item: dict[str, Any]) -> dict[str, Any]:
+    """The item with "id" as its first key (the scripts match the head by its opening bytes)."""
+    return item if next(iter(item)) == "id" else {"id": item["id"], **item}
+
+
+def _slot(ms: int) -> float | None:
+    """Seconds to a reserved rate slot; None when the script reserved none."""
+    return None if ms < 0 else ms / 1000
+
+
+def _head_prefix(item_id: str) -> bytes:
+    return b'{"id":' + _encode(item_id)
+
+
+class RedisOutbox:
+    """Mixed into RedisStore (its keys, send interval, `_run` and `_call`)."""
+
+    async def outbox_claim(self, now: float, lease: float, owner: str, limit: int = 100) -> list[Claim]:
+        found = await self._run(OUTBOX_CLAIM, [self.keys.outq, self.keys.outc],
+                                [repr(now), repr(now + lease), limit, owner])
+        return [Claim(*split_member(found[i].decode()), bool(found[i + 1])) for i in range(0, len(found), 2)]
+
+    async def outbox_hold(self, claims: list[tuple[str, str]], owner: str, until: float) -> list[tuple[str, str]]:
+        if not claims:
+            return []
+        held = await self._run(OUTBOX_HOLD, [self.keys.outq, self.keys.outc],
+                               [repr(until), owner, *(member(b, u) for b, u in claims)])
+        return [split_member(m.decode()) for m in held]
+
+    async def outbox_head(self, bot: str, user: str) -> dict[str, Any] | None:
+        raw = await self._call("LINDEX", self.keys.user(bot, user) + "o", 0)
+        return _decode(raw) if raw is not None else None
+
+    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> Next | None:
+        found = await self._run(OUTBOX_DONE, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc,
+                                              self.keys.rate + bot],
+                                [_head_prefix(item_id), member(bot, user), owner, self.interval])
+        return Next(_decode(found[0]), _slot(found[1])) if found else None
+
+    async def outbox_acks(self, acks: list[Ack]) -> list[tuple[str, str, Next]]:
+        if not acks:
+            return []
+        args: list[Any] = [self.keys.base, self.keys.rate, self.interval]
+        for ack in acks:
+            args += [ack.bot, ack.user, ack.owner, len(ack.ids), *(_head_prefix(i) for i in ack.ids)]
+        found = await self._run(OUTBOX_ACKS, [self.keys.outq, self.keys.outc], args)
+        return [(found[i].decode(), found[i + 1].decode(), Next(_decode(found[i + 2]), _slot(found[i + 3])))
+                for i in range(0, len(found), 4)]
+
+    async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
+        await self._run(OUTBOX_LATER, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc],
+                        [_head_prefix(item["id"]), _encode(_id_first(item)), repr(at), member(bot, user), owner])
+
+    async def actions_due(self, now: float, lease: float, limit: int = 100) -> list[dict[str, Any]]:
+        rows = await self._run(CLAIM, [self.keys.actq, self.keys.acts], [repr(now), repr(now + lease), limit])
+        return [_decode(row) for row in rows if row is not None]
+
+    async def action_done(self, item_id: str) -> None:
+        await self._call("ZREM", self.keys.actq, item_id)
+        await self._call("HDEL", self.keys.acts, item_id)
+
+    async def action_later(self, item: dict[str, Any], at: float) -> None:
+        await self._run(ACTION_LATER, [self.keys.actq, self.keys.acts], [item["id"], _encode(item), repr(at)])
