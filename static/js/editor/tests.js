@@ -181,19 +181,13 @@ export class TestsPanel {
     }
     button.disabled = true;
     this.say(t("Saving the new answer of “{name}”…", { name }), "busy");
-    const res = await api("PUT", `${this.base}/tests`, { json: { tests }, headers: { "If-Match": `"${this.revision}"` } });
-    if (res.status === 412) {
-      await this.load();
-      this.say(t("Someone else changed the tests meanwhile; the list was reloaded, try again."), "error");
-      return;
-    }
-    if (!res.ok) {
+    const { ok, res } = await this.mutate("PUT", `${this.base}/tests`, { tests });
+    if (ok) {
+      await this.runAll();
+    } else if (res.status !== 412) {  // a 412 reloaded the list and said so already
       button.disabled = false;
       this.say((res.data && res.data.message) || t("The new answer was not saved."), "error");
-      return;
     }
-    await this.load();
-    await this.runAll();
   }
 
   showCoverageFigure(coverage) {
