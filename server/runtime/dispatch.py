@@ -5,8 +5,7 @@ import asyncio
 import logging
 import math
 import time
-from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable
+from typing import Any, Callable
 
 from flows.engine import step
 from flows.model import Flow
@@ -138,9 +137,7 @@ class Dispatcher:
         metrics.LOCK_WAIT_SECONDS.observe(time.monotonic() - waited)
         return loaded
 
-    @asynccontextmanager
-    async def opened(self, bot_id: str, user: str, dedupe: str | None = None,
-                     optimistic: bool = False) -> AsyncIterator[Turn]:
+    def opened(self, bot_id: str, user: str, dedupe: str | None = None, optimistic: bool = False) -> Opened:
         """The one way into a dialog: its lock is held inside the block and always let go after it.
 
         Inside, `commit` saves the turn; leaving without a commit releases the lock unchanged. A duplicate
@@ -148,30 +145,7 @@ class Dispatcher:
         `optimistic`: the dialog may be read unlocked (see `DialogStore.begin`); `commit` then raises
         Changed when it was not as read, and the block steps again from `turn.loaded` (`_run` does).
         """
-        key = (bot_id, user)
-        turn = Turn(bot_id, user)
-        await self.locks.acquire(key)
-        try:
-            try:
-                turn.loaded = await self._begin(turn, dedupe, optimistic)
-            except StoreUnavailable:
-                self._store_errors.inc()
-                raise
-            if turn.duplicate:
-                turn.closed = True
-            self.held[key] = turn
-            try:
-                yield turn
-            finally:
-                self.held.pop(key, None)
-                if not turn.closed:
-                    turn.closed = True
-                    try:
-                        await self.store.release(bot_id, user, turn.token, turn.loaded)
-                    except StoreUnavailable:  # the lock expires by itself within LOCK_MS
-                        self._store_errors.inc()
-        finally:
-            self.locks.release(key)
+        return Opened(self, bot_id, user, dedupe, optimistic)
 
     async def commit(self, turn: Turn, write: Write) -> None:
         """Save the turn (dialog, mark, timeline, timers, replies, actions) at once and unlock."""
@@ -336,3 +310,42 @@ class Dispatcher:
         write.actions = [{"id": new_token(), "bot": bot_id, "user": user, "url": effect.url, "data": effect.data,
                           "created": now, "attempts": 0} for effect in result.effects if effect.type == "webhook"]
         return write
+
+
+class Opened:
+    """`Dispatcher.opened`'s block: a plain async context manager, as it runs on every update (the
+    generator-based kind costs a frame, a generator and contextlib's bookkeeping more per turn)."""
+
+    __slots__ = ("dispatcher", "key", "dedupe", "optimistic", "turn")
+
+    def __init__(self, dispatcher: Dispatcher, bot_id: str, user: str, dedupe: str | None, optimistic: bool) -> None:
+        self.dispatcher, self.key, self.dedupe, self.optimistic = dispatcher, (bot_id, user), dedupe, optimistic
+        self.turn = Turn(bot_id, user)
+
+    async def __aenter__(self) -> Turn:
+        dispatcher, key, turn = self.dispatcher, self.key, self.turn
+        await dispatcher.locks.acquire(key)
+        try:
+            turn.loaded = await dispatcher._begin(turn, self.dedupe, self.optimistic)
+        except BaseException as exc:
+            dispatcher.locks.release(key)
+            if isinstance(exc, StoreUnavailable):
+                dispatcher._store_errors.inc()
+            raise
+        if turn.duplicate:
+            turn.closed = True
+        dispatcher.held[key] = turn
+        return turn
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        dispatcher, key, turn = self.dispatcher, self.key, self.turn
+        try:
+            dispatcher.held.pop(key, None)
+            if not turn.closed:
+                turn.closed = True
+                try:
+                    await dispatcher.store.release(turn.bot, turn.user, turn.token, turn.loaded)
+                except StoreUnavailable:  # the lock expires by itself within LOCK_MS
+                    dispatcher._store_errors.inc()
+        finally:
+            dispatcher.locks.release(key)

@@ -344,10 +344,11 @@ class Outbox:
         """
         if slot is None:
             waited = await self.limiter.acquire(bot.id)
-        else:
+        elif slot > SLOT_GRAIN:
             waited = slot
-            if slot > SLOT_GRAIN:
-                await asyncio.sleep(slot)
+            await asyncio.sleep(slot)
+        else:
+            waited = 0.0  # that close, it goes at once: nothing was waited
         if waited > 0:
             self._rate_waits(bot.id).inc(waited)
         started = time.perf_counter()

@@ -5,7 +5,7 @@ import asyncio
 import hashlib
 import time
 from contextlib import contextmanager
-from typing import Any, AsyncIterator, Callable, Iterator
+from typing import Any, AsyncIterator, Callable, Iterator, NamedTuple
 
 import msgspec
 from sqlalchemy.exc import DBAPIError
@@ -56,6 +56,14 @@ def mark(user: str, dedupe: str) -> bytes:
     return hashlib.blake2b(f"{user}\x00{dedupe}".encode(), digest_size=12).digest()
 
 
+class _BotKeys(NamedTuple):
+    """Key names a bot's turns share within one mark bucket."""
+
+    marks: tuple[str, ...]  # the bucket's duplicate-mark set, then the older ones still counted
+    shared: tuple[str, ...]  # COMMIT's KEYS[7..13]
+    counters: str  # the bot's funnel counter hash prefix
+
+
 def _loaded(reply: list[Any]) -> Loaded:
     """BEGIN's answer (or an unlocked COMMIT's, after its leading 3)."""
     status = reply[0]
@@ -66,6 +74,11 @@ def _loaded(reply: list[Any]) -> Loaded:
         return Loaded(BUSY, retry_ms=max(int(reply[1]), 1))
     return Loaded(DUPLICATE)
 
+
+
+def _refused(exc: RedisError) -> StoreUnavailable:
+    """An error reply (LOADING, READONLY, OOM...) as the store's own failure, which callers answer 503."""
+    return StoreUnavailable(f"redis refused the call: {exc}")
 
 
 @contextmanager
@@ -100,6 +113,20 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
         self.interval_s = 1.0 / send_rate if send_rate is not None else 0.0
         # base key -> the dialog as this process last wrote it (b"" when it dropped it)
         self._written: dict[str, bytes] = {}
+        # (bot, mark bucket) -> the key names every turn of that bot passes then (built once, not per turn)
+        self._bot_keys: dict[tuple[str, int], _BotKeys] = {}
+
+    def _keys_of(self, bot: str, bucket: int) -> _BotKeys:
+        found = self._bot_keys.get((bot, bucket))
+        if found is None:
+            if len(self._bot_keys) > 10_000:  # old buckets and bots gone: start over
+                self._bot_keys.clear()
+            k = self.keys
+            found = self._bot_keys[(bot, bucket)] = _BotKeys(
+                tuple(k.marks(bot, bucket - n) for n in range(MARK_BUCKETS)),
+                (k.outq, k.actq, k.acts, k.outc, k.rate + bot, k.expiry_info, k.counter_index),
+                k.counters + bot + "|")
+        return found
 
     def _remember(self, base: str, raw: bytes) -> None:
         written = self._written
@@ -112,13 +139,13 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
         try:
             return await self.client.run(script, keys, args)
         except RedisError as exc:  # LOADING, READONLY, OOM...: the store's own failure, as every other
-            raise StoreUnavailable(f"redis refused the call: {exc}") from exc
+            raise _refused(exc) from exc
 
     async def _call(self, *args: Any) -> Any:
         try:
             return await self.client.call(*args)
         except RedisError as exc:
-            raise StoreUnavailable(f"redis refused the call: {exc}") from exc
+            raise _refused(exc) from exc
 
     async def begin(self, bot: str, user: str, token: str, dedupe: str | None = None, *,
                     optimistic: bool = False) -> Loaded:
@@ -127,8 +154,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
             raw = self._written.get(base)
             if raw is not None:  # the commit checks lock, mark and dialog (`handle`) in its one script
                 return Loaded(OK, _dialog(raw) if raw else None, handle=raw, locked=False)
-        now = int(self.clock() // MARK_BUCKET)
-        sets = [self.keys.marks(bot, now - n) for n in range(MARK_BUCKETS)]
+        sets = self._keys_of(bot, int(self.clock() // MARK_BUCKET)).marks
         reply = await self._run(BEGIN, [base + "l", base + "d", *sets],
                                 [token, LOCK_MS, mark(user, dedupe) if dedupe is not None else ""])
         return _loaded(reply)
@@ -154,7 +180,8 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
             repr(now + write.outbox_lease), repr(now), len(write.outbox), "1" if write.had_timer else "",
             self.interval, "" if loaded.locked else "1", b"" if loaded.locked else loaded.handle, LOCK_MS,
         ]
-        args.extend(_encode(_id_first(item)) for item in write.outbox)
+        args += [_encode(_id_first(item)) for item in write.outbox]
+        names = self._keys_of(bot, bucket)
         if counts is not None:
             after, stored = write.session, loaded.session
             if after is None:
@@ -164,20 +191,21 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
                 info = "="  # same flow version and state as stored: nothing to note
             else:
                 info = ledger_info(after)
-            args += ["1" if counts.prior_gone else "", info, int(now // HOUR), k.counters + bot + "|", KEEP_SECONDS]
+            args += ["1" if counts.prior_gone else "", info, int(now // HOUR), names.counters, KEEP_SECONDS]
             for pair in counts.pairs:
                 args += pair
         for action in write.actions:
             args.append(action["id"])
             args.append(_encode(action))
-        keys = [base + "l", base + "d", k.timeline, k.marks(bot, bucket), k.timers, base + "o", k.outq, k.actq,
-                k.acts, k.outc, k.rate + bot, k.expiry_info, k.counter_index]
+        keys = [base + "l", base + "d", k.timeline, names.marks[0], k.timers, base + "o", *names.shared]
         if not loaded.locked and write.dedupe is not None:
-            keys.extend(k.marks(bot, bucket - n) for n in range(1, MARK_BUCKETS))
+            keys += names.marks[1:]
         try:
-            result = await self._run(COMMIT, keys, args)
-        except StoreUnavailable:
+            result = await self.client.run(COMMIT, keys, args)  # `_run` written out: one coroutine fewer a turn
+        except (StoreUnavailable, RedisError) as exc:
             self._written.pop(base, None)  # it may or may not have been saved
+            if isinstance(exc, RedisError):
+                raise _refused(exc) from exc
             raise
         if not result:
             self._written.pop(base, None)
@@ -190,8 +218,10 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
             raise Changed(_loaded(result[1:]))
         self._remember(base, dialog)
         first = _slot(result[1])
-        more = tuple(Next(item, None if first is None else first + k * self.interval_s)
-                     for k, item in enumerate(write.outbox[1:], 1))
+        if len(write.outbox) == 1:
+            return Next(write.outbox[0], first)
+        more = tuple(Next(item, None if first is None else first + n * self.interval_s)
+                     for n, item in enumerate(write.outbox[1:], 1))
         return Next(write.outbox[0], first, more)
 
     async def release(self, bot: str, user: str, token: str, loaded: Loaded) -> None:
