@@ -176,9 +176,9 @@ class Outbox:
             # MAX answers quickly: send from the caller's own coroutine, which costs a third of a turn
             # less than a task and a bounded wait. Should MAX stall right now, this caller waits for its
             # send (no lock is held); the sends after it see the slowness and take the bounded path.
-            await self._drain(bot.id, user, owner, first=first)
+            await self._drain(bot.id, user, owner, first=first, bot=bot)
             return
-        task = self._spawn(self._drain(bot.id, user, owner, first=first))
+        task = self._spawn(self._drain(bot.id, user, owner, first=first, bot=bot))
         if wait > 0:
             await self.waits.within(task, wait)
 
@@ -274,8 +274,9 @@ class Outbox:
                 self._spawn(self._drain(key[0], key[1], owner, first=nxt))
 
     async def _drain(self, bot_id: str, user: str, owner: str, claim: Claim | None = None,
-                     first: Next | None = None) -> None:
-        """Send the user's queue from its head; stop at a retry, so order holds."""
+                     first: Next | None = None, bot: BotInfo | None = None) -> None:
+        """Send the user's queue from its head; stop at a retry, so order holds (`bot`: its settings, when
+        the caller has them)."""
         key = (bot_id, user)
         batched = self.store.batches_acks
         ended = True
@@ -286,7 +287,8 @@ class Outbox:
                 first = Next(head) if head is not None else await self.store.outbox_done(bot_id, user, "", owner)
             known = [first, *first.more] if first is not None else []
             position = 0
-            bot = await self.catalog.bot(bot_id) if known else None
+            if bot is None and known:
+                bot = await self.catalog.bot(bot_id)
             while position < len(known):
                 sending = known[position]
                 position += 1
