@@ -12,14 +12,14 @@ from collections import deque
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from hiredis import pack_command
+from hiredis import Reader, pack_command
 
 from server.runtime.stores.base import StoreUnavailable
 
-# Redis's own default for proto-max-bulk-len: a bulk header above it is a broken stream, not data.
-MAX_BULK = 512 * 1024 * 1024
-# Status, error and length lines are short; a longer one means we are not talking to Redis.
-MAX_LINE = 64 * 1024
+# Redis's own default for proto-max-bulk-len, and some room for the reply around such a string: more
+# unparsed than this is a broken stream, not data.
+MAX_BUFFER = 512 * 1024 * 1024 + 64 * 1024
+_PENDING = object()  # what the reader answers while a reply is incomplete
 
 
 class RedisError(Exception):
@@ -43,89 +43,31 @@ def pack(args: tuple[Any, ...]) -> bytes:
 
 
 class Parser:
-    """Incremental RESP2 parser: bytes go in with `feed`, whole replies come out, nothing is read twice.
+    """Incremental RESP2 parsing by hiredis's reader (C, keeps its place in a partial reply, so a large
+    reply in many packets costs time in proportion to its size): bytes go in with `feed`, whole replies
+    come out. Ours in Python took 13 times as long per reply, a few per cent of a turn.
 
-    A partial reply keeps its place (open arrays on a stack, the length of a bulk string being received),
-    so a large reply arriving in many packets costs time in proportion to its size, not its square.
+    Error replies come out as RedisError values (also inside arrays), status replies as bytes. A stream
+    that is not RESP raises ProtocolError, as does one holding back more than `limit` unparsed bytes;
+    a reply that never completes is the client's timeout to catch.
     """
 
-    __slots__ = ("buf", "pos", "stack", "need")
+    __slots__ = ("reader", "limit")
 
-    def __init__(self) -> None:
-        self.buf = bytearray()
-        self.pos = 0
-        self.stack: list[list[Any]] = []  # [items so far, items still expected] per open array
-        self.need = -1  # length of the bulk string whose header was read, -1 when none
+    def __init__(self, limit: int = MAX_BUFFER) -> None:
+        self.reader = Reader(protocolError=ProtocolError, replyError=RedisError, notEnoughData=_PENDING)
+        self.limit = limit
 
     def feed(self, data: bytes) -> list[Any]:
         """Take more bytes; return the replies they complete, in order (errors as RedisError values)."""
-        buf = self.buf
-        buf += data
-        pos, need, stack, out = self.pos, self.need, self.stack, []
-        size = len(buf)
-        find = buf.find
-        while True:
-            if need >= 0:
-                stop = pos + need
-                if size < stop + 2:
-                    break
-                if buf[stop : stop + 2] != b"\r\n":
-                    raise ProtocolError("redis sent a bulk string without its terminator")
-                value: Any = bytes(buf[pos:stop])
-                pos, need = stop + 2, -1
-            else:
-                end = find(b"\r\n", pos)
-                if end < 0:
-                    if size - pos > MAX_LINE:
-                        raise ProtocolError("redis sent a line longer than 64 KB")
-                    break
-                kind, line = buf[pos], buf[pos + 1 : end]
-                pos = end + 2
-                if kind == 36:  # $ bulk string
-                    need = _number(line)
-                    if need > MAX_BULK:
-                        raise ProtocolError(f"redis announced a {need}-byte string")
-                    if need >= 0:
-                        continue
-                    value = None
-                elif kind == 58:  # : integer
-                    value = _number(line)
-                elif kind == 42:  # * array
-                    count = _number(line)
-                    if count > 0:
-                        stack.append([[], count])
-                        continue
-                    value = None if count < 0 else []
-                elif kind == 43:  # + status
-                    value = line.decode("utf-8", "replace")
-                elif kind == 45:  # - error
-                    value = RedisError(line.decode("utf-8", "replace"))
-                else:
-                    raise ProtocolError(f"redis sent an unknown reply type {chr(kind)!r}")
-            while stack:  # put the finished value into the open arrays, closing those it completes
-                top = stack[-1]
-                top[0].append(value)
-                top[1] -= 1
-                if top[1]:
-                    break
-                value = stack.pop()[0]
-            else:
-                out.append(value)
-        if pos == size:
-            buf.clear()
-            pos = 0
-        elif pos > 4096 and pos * 2 > size:
-            del buf[:pos]  # drop what was parsed (cheap at the front of a bytearray)
-            pos = 0
-        self.pos, self.need = pos, need
+        reader = self.reader
+        reader.feed(data)
+        out = []
+        while (value := reader.gets()) is not _PENDING:
+            out.append(value)
+        if reader.len() > self.limit:
+            raise ProtocolError(f"redis sent {reader.len()} bytes without finishing a reply")
         return out
-
-
-def _number(line: bytearray) -> int:
-    try:
-        return int(line)
-    except ValueError:
-        raise ProtocolError(f"redis sent {bytes(line[:40])!r} where a number belongs") from None
 
 
 def parse(buf: bytes) -> list[Any]:
