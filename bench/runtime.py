@@ -1,9 +1,12 @@
 """Runtime throughput on the registration-5 workload, next to the three peer baselines measured in the same run.
 
     python bench/runtime.py [--users 2000] [--concurrency 64] [--peers seed,aiogram,maxapi] [--rounds 3] [--http]
+                            [--parse-in-window]
 
-In-process mode drives `Dispatcher.handle` (webhook body decode → parse → lock+dedupe+load → engine step →
-send → save+timeline+mark+timer → unlock) with the peers' own driver (bench.py from the peers folder), so
+In-process mode drives `Dispatcher.handle` (lock+dedupe+load → engine step → commit with the replies →
+unlock → send → ack) with the peers' own driver. As for every peer, its input conversion (here the webhook
+body's JSON decoding and parsing) runs before the clock starts unless `--parse-in-window` puts it, for
+every peer alike, inside the timed window. The driver is the peers' own (bench.py in their folder), so
 scheduling, warm-up, gc.freeze, correctness checks and Redis command counts are identical. `--http` also
 runs the same workload as webhook POSTs over loopback against `botflow serve` and a bare Litestar app.
 """
@@ -46,7 +49,7 @@ def run_botflow(args: argparse.Namespace, selftest: bool = False) -> dict[str, A
     driver.load_peer = lambda name, url, ttl: Peer(url, ttl, workload, serve_gc=not args.default_gc)
     ns = argparse.Namespace(
         peer="botflow", users=args.users, concurrency=args.concurrency, redis_url=args.redis_url, ttl=1800,
-        warmup_users=max(200, 2 * args.concurrency), parse_in_window=False, selftest=selftest, profile=None,
+        warmup_users=max(200, 2 * args.concurrency), parse_in_window=args.parse_in_window, selftest=selftest, profile=None,
         profile_out=None, gc_freeze=True, tag="runtime", aiogram_pin_response=False,
         aiogram_async_state_filters=False)
     if args.profile:
@@ -58,7 +61,7 @@ def run_peer(name: str, args: argparse.Namespace) -> dict[str, Any]:
     """One baseline run in its own process, exactly as the peers' README runs it."""
     done = subprocess.run(
         [sys.executable, "bench.py", "--peer", name, "--users", str(args.users), "--concurrency",
-         str(args.concurrency), "--redis-url", args.redis_url],
+         str(args.concurrency), "--redis-url", args.redis_url, *(["--parse-in-window"] if args.parse_in_window else [])],
         cwd=PEERS_DIR, capture_output=True, text=True, timeout=900)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if not lines:
@@ -115,6 +118,8 @@ def main() -> int:
     ap.add_argument("--http", action="store_true", help="also run the webhook-over-HTTP mode")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds, in process and in --http mode")
     ap.add_argument("--profile", action="store_true", help="cProfile the runtime run (slower)")
+    ap.add_argument("--parse-in-window", action="store_true",
+                    help="time every peer's input conversion too (ours: decoding and parsing the webhook body)")
     ap.add_argument("--default-gc", action="store_true",
                     help="run the runtime with Python's default collector settings, not those `botflow serve` sets")
     ap.add_argument("--funnel-cost", type=int, default=0, metavar="ROUNDS",

@@ -63,14 +63,12 @@ class Peer:
     name = "botflow"
     key_patterns = (PREFIX + ":*",)
 
-    def __init__(self, redis_url: str, ttl: int, workload: Any, parse_in_feed: bool = True,
-                 serve_gc: bool = True) -> None:
+    def __init__(self, redis_url: str, ttl: int, workload: Any, serve_gc: bool = True) -> None:
         self.redis_url = redis_url
         self.serve_gc = serve_gc
         self.document = flow_document(workload)
         if ttl:
             self.document["settings"]["session_ttl"] = ttl
-        self.parse_in_feed = parse_in_feed
         self.replies: dict[int, list[str]] = defaultdict(list)
         self.confirmed = 0
 
@@ -106,14 +104,14 @@ class Peer:
         self.confirmed = 0
 
     def make_raw(self, user_id: int, seq: int, text: str) -> Any:
-        # The webhook receives bytes; decoding them is part of the live path, so it is timed too.
-        return msgspec.json.encode(make_raw(user_id, seq, text))
+        return msgspec.json.encode(make_raw(user_id, seq, text))  # as a webhook receives it
 
     async def parse(self, raw: Any) -> Any:
-        return raw if self.parse_in_feed else parse_update(msgspec.json.decode(raw))
+        # The driver's input conversion, as the other peers' (the seed's takes (from.id, text) from a dict):
+        # before the clock starts unless --parse-in-window, where it is the webhook body's decoding and parsing.
+        return parse_update(msgspec.json.decode(raw))
 
-    async def feed(self, obj: Any) -> None:
-        incoming = parse_update(msgspec.json.decode(obj)) if self.parse_in_feed else obj
+    async def feed(self, incoming: Any) -> None:
         bot = await self.dispatcher.catalog.bot(BOT.id)
         result = await self.dispatcher.handle(bot, incoming)
         if result is not None and result.completed is not None and result.completed.state == "confirmed":

@@ -45,3 +45,19 @@ def test_the_array_is_less_than_half_the_map() -> None:
 def test_dialogs_written_as_json_or_a_map_are_still_read() -> None:
     assert dialog_codec.decode(msgspec.json.encode(REGISTRATION)) == REGISTRATION
     assert dialog_codec.decode(msgspec.msgpack.encode(REGISTRATION)) == REGISTRATION
+
+
+@given(st.fixed_dictionaries({name: values for name in dialog_codec.FIELDS}))
+def test_a_dialog_with_every_field_comes_back_as_it_was(session: dict[str, Any]) -> None:
+    # The usual shape, read by the decoder's shortcut for an array of exactly the fields.
+    back = dialog_codec.decode(dialog_codec.encode(session))
+    assert back == session and list(back) == list(dialog_codec.FIELDS)
+
+
+def test_a_gap_between_fields_stays_a_gap_in_a_full_length_array() -> None:
+    no_chat = {k: v for k, v in REGISTRATION.items() if k != "chat_id"}  # an API-started dialog: due, no chat
+    back = dialog_codec.decode(dialog_codec.encode(no_chat))
+    assert back == no_chat and "chat_id" not in back
+    # A value that holds the bytes an absent field is written as is a value, not a gap.
+    odd = {**REGISTRATION, "data": {"x": "\x00\x01", "n": 50945}}
+    assert dialog_codec.decode(dialog_codec.encode(odd)) == odd
