@@ -49,6 +49,9 @@ MARK_BUCKET = DEDUPE_TTL // (MARK_BUCKETS - 1)
 # Dialogs whose last write this process remembers, so their next turn reads them without a round trip
 # (`begin(optimistic=True)`); about 200 bytes each. The oldest write is forgotten first.
 WRITTEN_MAX = 50_000
+# COMMIT's constant arguments as the text they are sent as (an int costs its conversion on every call).
+_MARK_TTL, _STREAM_MAX = str(MARK_BUCKET * (MARK_BUCKETS + 1)), str(STREAM_MAX)
+_LOCK_MS, _KEEP_SECONDS = str(LOCK_MS), str(KEEP_SECONDS)
 
 
 def mark(user: str, dedupe: str) -> bytes:
@@ -172,13 +175,13 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
             wake = expiry if wake is None else min(wake, expiry)
         args: list[Any] = [
             token, dialog, int(write.ttl),
-            mark(user, write.dedupe) if write.dedupe is not None else "", MARK_BUCKET * (MARK_BUCKETS + 1),
+            mark(user, write.dedupe) if write.dedupe is not None else "", _MARK_TTL,
             member(bot, user),
             repr(wake) if wake is not None else "",
-            _encode(write.timeline) if write.timeline is not None else "", STREAM_MAX,
+            _encode(write.timeline) if write.timeline is not None else "", _STREAM_MAX,
             len(counts.pairs) if counts is not None else "",
             repr(now + write.outbox_lease), repr(now), len(write.outbox), "1" if write.had_timer else "",
-            self.interval, "" if loaded.locked else "1", b"" if loaded.locked else loaded.handle, LOCK_MS,
+            self.interval, "" if loaded.locked else "1", b"" if loaded.locked else loaded.handle, _LOCK_MS,
         ]
         args += [_encode(_id_first(item)) for item in write.outbox]
         names = self._keys_of(bot, bucket)
@@ -191,7 +194,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
                 info = "="  # same flow version and state as stored: nothing to note
             else:
                 info = ledger_info(after)
-            args += ["1" if counts.prior_gone else "", info, int(now // HOUR), names.counters, KEEP_SECONDS]
+            args += ["1" if counts.prior_gone else "", info, int(now // HOUR), names.counters, _KEEP_SECONDS]
             for pair in counts.pairs:
                 args += pair
         for action in write.actions:
