@@ -78,7 +78,6 @@ def _loaded(reply: list[Any]) -> Loaded:
     return Loaded(DUPLICATE)
 
 
-
 def _refused(exc: RedisError) -> StoreUnavailable:
     """An error reply (LOADING, READONLY, OOM...) as the store's own failure, which callers answer 503."""
     return StoreUnavailable(f"redis refused the call: {exc}")
