@@ -67,14 +67,12 @@ async def play(name: str, users: int) -> None:
 
 
 async def forget_keys(patterns: tuple[str, ...]) -> None:
-    """Remove the run's keys from the shared server (SCAN + UNLINK on the peer's own prefix, never FLUSHDB)."""
+    """Remove the run's keys from the shared server with the peers' driver's own clean-up (never FLUSHDB)."""
     from redis.asyncio import Redis
+    from runtime import peers_driver
 
     redis = Redis.from_url(REDIS_URL)
-    for pattern in patterns:
-        batch = [key async for key in redis.scan_iter(match=pattern, count=1000)]
-        for start in range(0, len(batch), 500):
-            await redis.unlink(*batch[start:start + 500])
+    await peers_driver().flush(redis, patterns)
     await redis.aclose()
 
 

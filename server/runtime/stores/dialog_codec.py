@@ -25,24 +25,8 @@ _ABSENT_BYTES = _pack(_ABSENT)
 _FULL = 0x90 + len(FIELDS)  # the head byte of an array of exactly the FIELDS
 
 
-class _Full(msgspec.Struct, array_like=True):
-    """A dialog with every one of FIELDS (webhook dialogs, nearly always): decoded in C, field by field."""
-
-    flow: Any
-    version: Any
-    state: Any
-    data: Any
-    history: Any
-    attempts: Any
-    started_at: Any
-    updated_at: Any
-    entered_at: Any
-    reminded: Any
-    timeout_held: Any
-    chat_id: Any
-    due: Any
-
-
+# A dialog with every one of FIELDS (webhook dialogs, nearly always), decoded in C field by field.
+_Full = msgspec.defstruct("_Full", [(name, Any) for name in FIELDS], array_like=True)
 _unpack_full = msgspec.msgpack.Decoder(_Full).decode
 _as_dict = msgspec.structs.asdict
 
