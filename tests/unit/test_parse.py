@@ -64,12 +64,12 @@ transitions:
   - {id: pdn_yes_text, from: ask_pdn, to: confirmed, on: text, match: [да, yes], set: {pdn_accepted: yes}}
   - {id: pdn_no, from: ask_pdn, to: refused, on: else}
 layout:
-  ask_name: {x: 0, y: 0}
-  ask_phone: {x: 0, y: 120}
-  ask_email: {x: 0, y: 240}
-  ask_pdn: {x: 0, y: 360}
-  confirmed: {x: -120, y: 480}
-  refused: {x: 120, y: 480}
+  ask_name: {x: 0, y: 42}
+  ask_phone: {x: 0, y: 198}
+  ask_email: {x: 0, y: 354}
+  ask_pdn: {x: 0, y: 522}
+  confirmed: {x: -160, y: 686}
+  refused: {x: 160, y: 686}
 """
     from_json = load_text(raw)
     from_yaml = load_text(yaml_text)
