@@ -256,11 +256,14 @@ def segments(node: Node) -> list[tuple[dict[str, Any] | None, tuple[dict[str, An
     return [(start, path[at:end]) for (at, start), end in zip(starts, ends)]
 
 
-def _name(flow: Flow, fired: tuple[str, ...], index: int) -> str:
+def _name(flow: Flow, fired: tuple[str, ...], index: int, origin: str) -> str:
+    """`3: ask_pdn → confirmed (pdn_yes_button)`: ids and arrows only, so it reads the same in every language
+    (a generated name is kept with the test for good)."""
     by_id = {tr.id: tr for tr in flow.transitions}
     last = by_id.get(fired[-1]) if fired else None
-    where = f"to {last.target}" if last is not None else "opening"
-    return f"generated {index}: {where} via {', '.join(dict.fromkeys(fired))}"[:200]
+    where = f"{origin} → {last.target}" if last is not None else origin
+    via = f" ({', '.join(dict.fromkeys(fired))})" if fired else ""
+    return f"{index}: {where}{via}"[:200]
 
 
 def generate(flow: Flow, max_nodes: int = MAX_NODES) -> dict[str, Any]:
@@ -288,8 +291,7 @@ def generate(flow: Flow, max_nodes: int = MAX_NODES) -> dict[str, Any]:
         case = record_case(flow, f"generated {index + 1}", part, start)
         result = run_case(flow, case)
         fired.update(result.transitions)
-        origin = f"from {start['state']} " if start else ""
-        case.name = _name(flow, tuple(result.transitions), index + 1).replace(": ", f": {origin}", 1)[:200]
+        case.name = _name(flow, tuple(result.transitions), index + 1, start["state"] if start else flow.start)
         cases.append(case)
     uncovered = [{"transition": tr.id, "reason": search.reason(tr)} for tr in flow.transitions
                  if tr.id not in fired]
