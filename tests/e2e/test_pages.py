@@ -106,9 +106,9 @@ def test_diff_of_two_versions_drawn_on_the_graph(page: Page, app: App) -> None:
     page.locator("select[name=b]").select_option("draft")
     page.get_by_role("button", name="Show the differences").click()
     changes = page.locator(".changes")
-    expect(changes).to_contain_text("added state thanks")
-    expect(changes).to_contain_text("removed transition pdn_yes_text")
-    expect(changes).to_contain_text("changed state ask_phone")
+    expect(changes).to_contain_text("added: state thanks")
+    expect(changes).to_contain_text("removed: transition pdn_yes_text")
+    expect(changes).to_contain_text("changed: state ask_phone")
     expect(changes).to_contain_text("message 1: Введите телефон")  # the field in words, not its path
     expect(changes).to_contain_text("Ваш телефон?")
     wait_until(page, "window.botflowDiff && window.botflowDiff.nodes().length > 0")
