@@ -81,7 +81,13 @@ export class Simulator extends EventTarget {
     });
     this.root.querySelector("[data-sim-restart]").addEventListener("click", () => this.restart());
     for (const chip of this.root.querySelectorAll("[data-sim-say]")) {
-      chip.addEventListener("click", () => this.send({ text: chip.dataset.simSay }, chip.dataset.simSay));
+      chip.addEventListener("click", () => {
+        // A command chip says what the flow itself takes for that command (its first `match`), so it works
+        // in any language the flow is written in; without one it says the chip's own word.
+        const match = chip.dataset.simCommand && window.botflowEditor?.store?.doc?.commands?.[chip.dataset.simCommand]?.match;
+        const text = (Array.isArray(match) && typeof match[0] === "string" && match[0]) || chip.dataset.simSay;
+        this.send({ text }, text);
+      });
     }
     const idle = this.root.querySelector("[data-sim-idle]");
     if (idle) {
