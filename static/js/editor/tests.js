@@ -16,6 +16,26 @@ function json(value) {
   return JSON.stringify(value, null, 1);
 }
 
+/** A checked value as a reader says it: one reply per line, buttons as [a] [b] per message, the ended
+ * dialog in words, data as key: value; anything else as JSON. */
+export function shown(key, value) {
+  if (key === "state") return value === null ? t("(the dialog ended)") : String(value);
+  if (key === "replies" && Array.isArray(value)) {
+    return value.length ? value.map((text) => `«${text}»`).join("\n") : t("(no reply)");
+  }
+  if (key === "buttons" && Array.isArray(value)) {
+    if (!value.some((rows) => Array.isArray(rows) && rows.length)) return t("(no buttons)");
+    return value.map((rows) => (Array.isArray(rows) && rows.length
+      ? rows.map((row) => (Array.isArray(row) ? row.map((b) => `[${b}]`).join(" ") : json(row))).join(" / ")
+      : "—")).join("\n");
+  }
+  if (key === "data" && value && typeof value === "object" && !Array.isArray(value)) {
+    const keys = Object.keys(value);
+    return keys.length ? keys.map((k) => `${k}: ${typeof value[k] === "string" ? value[k] : json(value[k])}`).join("\n") : t("(no data)");
+  }
+  return json(value);
+}
+
 function describeUpdate(update) {
   if ("idle" in update) return t("wait {seconds} s", { seconds: update.idle });
   if ("event" in update) return t("event {name}", { name: update.event });
@@ -36,8 +56,8 @@ export function sideBySide(failure) {
   for (const key of failure.differs) {
     const row = el("tr");
     row.append(el("th", "", (KEY_NAMES[key] || (() => key))()));
-    row.append(el("td", "expected", json(failure.expected[key])));
-    row.append(el("td", "actual", json(failure.actual[key])));
+    row.append(el("td", "expected", shown(key, failure.expected[key])));
+    row.append(el("td", "actual", shown(key, failure.actual[key])));
     table.append(row);
   }
   return table;
