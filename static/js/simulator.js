@@ -354,7 +354,7 @@ export class Simulator extends EventTarget {
       return;
     }
     this.start = { state, data };
-    this.show(res.data, -1);
+    this.show({ ...res.data, fired: { transition: null, reason: t("Simulating from {state}.", { state }), own: true } }, -1);
   }
 
   /** A refusal from the server, shown as the simulator's own note (never as a bot message). */
