@@ -14,6 +14,7 @@ from server.runtime.stores.base import DialogStore
 from server.services import audit, publish_preview
 from server.services.bots import get_row as get_bot_row
 from server.services.common import iso
+from server.services.versions import no_such_version
 
 log = logging.getLogger("botflow.publishing")
 
@@ -86,7 +87,7 @@ async def resolve_version(session: AsyncSession, flow_id: str, version: int | No
     exists = (await session.execute(select(VersionRow.id).where(
         VersionRow.flow_id == flow_id, VersionRow.number == version))).first()
     if exists is None:
-        raise NotFound(f"Flow '{flow_id}' has no version {version}; GET /api/flows/{flow_id}/versions lists them.")
+        raise no_such_version(flow_id, version)
     return version
 
 

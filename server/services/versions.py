@@ -12,7 +12,7 @@ from flows.diff import diff, is_empty
 from flows.model import Flow
 from flows.validate import validation_result
 from server.db.models import FlowRow, VersionRow, utcnow
-from server.errors import BadRequest, NotFound, Unprocessable
+from server.errors import N_, BadRequest, NotFound, Unprocessable
 from server.services import audit
 from server.services.common import MAX_INT, iso
 from server.services.flows import draft_flow, get_draft, get_row
@@ -82,8 +82,15 @@ async def get_version(session: AsyncSession, flow_id: str, number: int) -> Versi
         select(VersionRow).where(VersionRow.flow_id == flow_id, VersionRow.number == number))).scalar_one_or_none()
     if row is None:
         await get_row(session, flow_id)
-        raise NotFound(f"Flow '{flow_id}' has no version {number}; GET /api/flows/{flow_id}/versions lists them.")
+        raise no_such_version(flow_id, number)
     return row
+
+
+def no_such_version(flow_id: str, number: int) -> NotFound:
+    """404 for a version number the flow does not have; the pages say it without the API's pointer."""
+    error = NotFound(f"Flow '{flow_id}' has no version {number}; GET /api/flows/{flow_id}/versions lists them.")
+    error.words = (N_("Flow %(flow)s has no version %(n)s."), {"flow": flow_id, "n": number})
+    return error
 
 
 async def version_flow(session: AsyncSession, flow_id: str, number: int) -> Flow:
