@@ -180,7 +180,7 @@ def test_build_chat_freeze_publish_and_serve_over_max(page: Page, app: App) -> N
     # Two parallel transitions ask_pdn -> confirmed are drawn apart, each labelled with its trigger.
     labels = page.evaluate("window.botflowEditor.cy.edges('[source = \"s:ask_pdn\"][target = \"s:confirmed\"]')"
                            ".map(e => e.data('label'))")
-    assert sorted(labels) == ["button: yes", "text: да, yes"]
+    assert sorted(labels) == ["button “Да”", "text: да, yes"]  # a press is said by the text the user taps
     shoot(page, "editor-built")
 
     # Deleting a transition (click it, Delete key) strands a state; its issue selects and centres it;

@@ -2,7 +2,7 @@
 /* global cytoscape */
 import { graphStyle, DETAIL_ZOOM } from "./style.js";
 import { DetailLevels, DotLevel, detailInView } from "./detail.js";
-import { stateLabel, triggerLabel } from "./labels.js";
+import { pressLabel, stateLabel, triggerLabel } from "./labels.js";
 import { cardOf, portOf } from "./cards.js";
 import { dropRoutes, curl } from "./routes.js";
 
@@ -106,6 +106,8 @@ function edgeData(tr, card) {
   if (tr.from === tr.to) Object.assign(data, loopEnds(card, port));
   else if (port) data.se = `${port.x}px ${port.y}px`;
   if (port) data.port = key;
+  const row = port && tr.on === "button" ? card.rows.find((r) => r.port === key) : null;
+  if (row && row.text) data.label = pressLabel(row.text, tr);
   return data;
 }
 

@@ -27,6 +27,15 @@ export function triggerLabel(tr) {
     case "else": label = t("else"); break;
     default: label = tr.on || "?";
   }
+  return shortened(label, tr);
+}
+
+/** A press of a button the card shows, said by the button's text (what the user taps), not its payload. */
+export function pressLabel(text, tr) {
+  return shortened(t("button “{text}”", { text }), tr);
+}
+
+function shortened(label, tr) {
   if (tr.if && tr.if.length) label += t(" [if]");
   return label.length > 40 ? `${label.slice(0, 39)}…` : label;
 }
