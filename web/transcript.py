@@ -1,6 +1,7 @@
 """A dialog's timeline as a transcript: who said what, what fired and why, and where the simulator can start."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -35,6 +36,7 @@ class Line:
     transition: str | None
     text: str
     can_open: bool
+    explains: bool  # the text is the engine's explanation (English), not something said or collected
 
 
 def side_of(kind: str) -> str:
@@ -52,10 +54,24 @@ def lines(records: list[dict[str, Any]]) -> list[Line]:
         for offset, (kind, state, transition, text) in enumerate(rec["e"]):
             is_update = offset == 0 and len(rec["e"]) > 1
             snap = previous if is_update else rec["s"]
-            out.append(Line(len(out), when, kind, KIND_WORDS.get(kind, N_("other")), side_of(kind), state,
-                            transition, text or "", snap is not None))
+            side = side_of(kind)
+            shown = collected(text) if kind == "completed" else text or ""
+            out.append(Line(len(out), when, kind, KIND_WORDS.get(kind, N_("other")), side, state,
+                            transition, shown, snap is not None, side == "system" and kind != "completed"))
         previous = rec["s"]
     return out
+
+
+def collected(text: str | None) -> str:
+    """A completed dialog's data (stored as JSON) as `key: value` lines."""
+    try:
+        data = json.loads(text or "")
+    except ValueError:
+        return text or ""
+    if not isinstance(data, dict):
+        return text or ""
+    return "\n".join(f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
+                     for key, value in data.items())
 
 
 def clock(iso_time: str | None) -> str:
