@@ -106,8 +106,7 @@ function edgeData(tr, card) {
   if (tr.from === tr.to) Object.assign(data, loopEnds(card, port));
   else if (port) data.se = `${port.x}px ${port.y}px`;
   if (port) data.port = key;
-  const row = port && tr.on === "button" ? card.rows.find((r) => r.port === key) : null;
-  if (row && row.text) data.label = pressLabel(row.text, tr);
+  if (port && tr.on === "button") data.label = pressLabel(tr);
   return data;
 }
 

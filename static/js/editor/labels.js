@@ -30,9 +30,13 @@ export function triggerLabel(tr) {
   return shortened(label, tr);
 }
 
-/** A press of a button the card shows, said by the button's text (what the user taps), not its payload. */
-export function pressLabel(text, tr) {
-  return shortened(t("button “{text}”", { text }), tr);
+/**
+ * A press of a button the card shows: the edge leaves from that button's row, which already says what the
+ * user taps, so the edge says only what the row cannot (a condition). Parallel presses to one state
+ * otherwise stacked their labels into one unreadable line.
+ */
+export function pressLabel(tr) {
+  return tr.if && tr.if.length ? t(" [if]").trim() : "";
 }
 
 function shortened(label, tr) {
