@@ -11,6 +11,7 @@ from web.i18n import gettext as _
 START_ON = ("any", "command")
 MODES = ("default", "custom", "off")
 # Commands whose reply is meaningful in the form (`restart` and `back` replies precede the state's messages).
+COMMAND_TITLES = {"cancel": N_("Cancel"), "restart": N_("Restart"), "back": N_("Back"), "help": N_("Help")}
 COMMAND_HELP = {
     "cancel": N_("drops the dialog and its data"),
     "restart": N_("drops the dialog and enters the start state"),

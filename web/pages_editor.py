@@ -204,6 +204,7 @@ def _form(request: Request, flow_id: str, document: dict[str, Any], kind: str, k
                         ops=options(OPS, OP_NAMES), attachment_kinds=options(ATTACHMENT_KINDS, KIND_NAMES),
                         action_types=options(form_transition.ACTION_TYPES, ACTION_NAMES), **common)
     return fragment(request, "_partials/settings_form.html", headers=headers, command_help=form_settings.COMMAND_HELP,
+                    command_titles=form_settings.COMMAND_TITLES,
                     modes=options(form_settings.MODES, MODE_NAMES), **common)
 
 

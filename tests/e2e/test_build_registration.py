@@ -78,9 +78,9 @@ def command(page: Page, name: str, mode: str, match: str = "", reply: str = "") 
     page.locator(f'#panel [data-command="{name}"] select').select_option(mode)
     settle(page)
     if mode == "custom":
-        commit(page, f"{name}: texts (one per line)", match)
+        commit(page, f"{name.capitalize()}: texts (one per line)", match)
         if reply:
-            commit(page, f"{name}: reply", reply)
+            commit(page, f"{name.capitalize()}: reply", reply)
 
 
 def sim_send(page: Page, text: str) -> None:
