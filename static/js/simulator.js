@@ -33,7 +33,16 @@ function safeUrl(url) {
 /** What a step did, in the page's language; null in English, where the engine's own sentence says more. */
 export function outcomeWords(outcome, transition, state) {
   if (lang === "en" || !outcome) return null;
-  if (outcome.startsWith("command:")) return t("The command {name} ran.", { name: outcome.slice("command:".length) });
+  if (outcome.startsWith("command:")) {
+    const name = outcome.slice("command:".length);
+    const said = {
+      cancel: () => t("The cancel command dropped the dialog."),
+      restart: () => t("The restart command started the dialog over."),
+      back: () => t("The back command returned to the previous question."),
+      help: () => t("The help command answered; the dialog stays where it was."),
+    }[name];
+    return said ? said() : t("The command {name} ran.", { name });
+  }
   const words = {
     transition: () => t("Transition {id} fired; the dialog is at {state}.", { id: transition, state }),
     completed: () => t("Transition {id} fired and reached a final state; the dialog ended.", { id: transition }),
