@@ -153,6 +153,6 @@ def test_canvas_keys_copy_paste_undo_redo_and_rename(page: Page, app: App) -> No
     page.mouse.up()
     settle(page)
     layout = app.api("GET", "/api/flows/keys").json()["layout"]["ask_phone"]
-    assert layout != {"x": 0, "y": 120}
+    assert layout != {"x": 0, "y": 198}
     click_transition(page, "pdn_no")
     expect(page.locator("#panel h2")).to_contain_text("pdn_no")

@@ -68,8 +68,8 @@ layout:
   ask_phone: {x: 0, y: 198}
   ask_email: {x: 0, y: 354}
   ask_pdn: {x: 0, y: 522}
-  confirmed: {x: -160, y: 686}
-  refused: {x: 160, y: 686}
+  confirmed: {x: 160, y: 686}
+  refused: {x: -160, y: 686}
 """
     from_json = load_text(raw)
     from_yaml = load_text(yaml_text)
