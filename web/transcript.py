@@ -36,7 +36,11 @@ class Line:
     transition: str | None
     text: str
     can_open: bool
-    explains: bool  # the text is the engine's explanation (English), not something said or collected
+
+    @property
+    def explains(self) -> bool:
+        """Whether the text is the engine's explanation (English), not something said or collected."""
+        return self.side == "system" and self.kind != "completed"
 
 
 def side_of(kind: str) -> str:
@@ -54,10 +58,9 @@ def lines(records: list[dict[str, Any]]) -> list[Line]:
         for offset, (kind, state, transition, text) in enumerate(rec["e"]):
             is_update = offset == 0 and len(rec["e"]) > 1
             snap = previous if is_update else rec["s"]
-            side = side_of(kind)
             shown = collected(text) if kind == "completed" else text or ""
-            out.append(Line(len(out), when, kind, KIND_WORDS.get(kind, N_("other")), side, state,
-                            transition, shown, snap is not None, side == "system" and kind != "completed"))
+            out.append(Line(len(out), when, kind, KIND_WORDS.get(kind, N_("other")), side_of(kind), state,
+                            transition, shown, snap is not None))
         previous = rec["s"]
     return out
 

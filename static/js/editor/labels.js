@@ -36,7 +36,7 @@ export function triggerLabel(tr) {
  * otherwise stacked their labels into one unreadable line.
  */
 export function pressLabel(tr) {
-  return tr.if && tr.if.length ? t(" [if]").trim() : "";
+  return shortened("", tr).trim();
 }
 
 function shortened(label, tr) {

@@ -4,6 +4,7 @@
 import { api, revisionOf } from "../api.js";
 import { t } from "../i18n.js";
 import { showCoverage } from "./coverage.js";
+import { dataLines } from "../simulator.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -29,10 +30,7 @@ export function shown(key, value) {
       ? rows.map((row) => (Array.isArray(row) ? row.map((b) => `[${b}]`).join(" ") : json(row))).join(" / ")
       : "—")).join("\n");
   }
-  if (key === "data" && value && typeof value === "object" && !Array.isArray(value)) {
-    const keys = Object.keys(value);
-    return keys.length ? keys.map((k) => `${k}: ${typeof value[k] === "string" ? value[k] : json(value[k])}`).join("\n") : t("(no data)");
-  }
+  if (key === "data" && value && typeof value === "object" && !Array.isArray(value)) return dataLines(value);
   return json(value);
 }
 
