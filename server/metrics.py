@@ -5,6 +5,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 
+from server.hot_metrics import HotCounter, HotHistogram
+
 REGISTRY = CollectorRegistry(auto_describe=True)
 
 
@@ -26,13 +28,13 @@ class Children:
 
 
 # Webhooks reach us on the ASGI fast path as well as through Litestar: both count here.
-WEBHOOK_REQUESTS = Counter("botflow_webhook_requests", "MAX webhook deliveries answered, by HTTP status",
-                           ["bot", "status"], registry=REGISTRY)
+WEBHOOK_REQUESTS = HotCounter("botflow_webhook_requests", "MAX webhook deliveries answered, by HTTP status",
+                              ["bot", "status"], registry=REGISTRY)
 DUPLICATE_DELIVERIES = Counter("botflow_duplicate_deliveries", "Updates recognised as a repeated delivery",
                                ["bot"], registry=REGISTRY)
-TURN_SECONDS = Histogram("botflow_turn_seconds", "One turn: lock, load, engine step and commit",
-                         ["kind", "outcome"], registry=REGISTRY,
-                         buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5))
+TURN_SECONDS = HotHistogram("botflow_turn_seconds", "One turn: lock, load, engine step and commit",
+                            ["kind", "outcome"], registry=REGISTRY,
+                            buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5))
 LOCK_BUSY = Counter("botflow_lock_busy", "Turns that found the user's lock held by another turn", registry=REGISTRY)
 TURNS_RESTEPPED = Counter(
     "botflow_turns_restepped", "Turns that read a dialog unlocked and stepped again because it had changed "
@@ -40,11 +42,11 @@ TURNS_RESTEPPED = Counter(
 LOCK_WAIT_SECONDS = Histogram("botflow_lock_wait_seconds", "Time a turn waited for the user's lock",
                               registry=REGISTRY, buckets=(.001, .005, .01, .05, .1, .5, 1, 2, 5, 10))
 
-REPLY_SEND_SECONDS = Histogram("botflow_reply_send_seconds", "One call to MAX, from request to answer",
-                               ["op"], registry=REGISTRY,
-                               buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60))
-REPLIES = Counter("botflow_replies", "Calls to MAX by result: sent, refused (final), retried, unknown_outcome",
-                  ["bot", "result"], registry=REGISTRY)
+REPLY_SEND_SECONDS = HotHistogram("botflow_reply_send_seconds", "One call to MAX, from request to answer",
+                                  ["op"], registry=REGISTRY,
+                                  buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60))
+REPLIES = HotCounter("botflow_replies", "Calls to MAX by result: sent, refused (final), retried, unknown_outcome",
+                     ["bot", "result"], registry=REGISTRY)
 ACTIONS = Counter("botflow_actions", "Webhook actions by result: sent, refused (final), retried, blocked",
                   ["result"], registry=REGISTRY)
 RATE_LIMIT_WAIT_SECONDS = Counter("botflow_rate_limit_wait_seconds", "Time sends waited for the bot's rate",

@@ -61,3 +61,11 @@ def test_a_gap_between_fields_stays_a_gap_in_a_full_length_array() -> None:
     # A value that holds the bytes an absent field is written as is a value, not a gap.
     odd = {**REGISTRATION, "data": {"x": "\x00\x01", "n": 50945}}
     assert dialog_codec.decode(dialog_codec.encode(odd)) == odd
+
+
+def test_as_many_keys_as_fields_but_one_of_its_own_keeps_them_all() -> None:
+    # Thirteen keys, one not a field: the shortcut for exactly the fields must not take it.
+    swapped = {**{k: v for k, v in REGISTRATION.items() if k != "reminded"}, "locale": "ru"}
+    assert len(swapped) == len(dialog_codec.FIELDS)
+    back = dialog_codec.decode(dialog_codec.encode(swapped))
+    assert back == swapped and "reminded" not in back

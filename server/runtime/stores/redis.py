@@ -49,6 +49,9 @@ MARK_BUCKET = DEDUPE_TTL // (MARK_BUCKETS - 1)
 # Dialogs whose last write this process remembers, so their next turn reads them without a round trip
 # (`begin(optimistic=True)`); about 200 bytes each. The oldest write is forgotten first.
 WRITTEN_MAX = 50_000
+# Of those, the newest also kept as the dict that was written (about 1.2 KB each), so a dialog in active
+# talk is not decoded again on its next turn; turns copy what they change (`Session.from_dict`).
+DECODED_MAX = 4096
 # COMMIT's constant arguments as the text they are sent as (an int costs its conversion on every call).
 _MARK_TTL, _STREAM_MAX = str(MARK_BUCKET * (MARK_BUCKETS + 1)), str(STREAM_MAX)
 _LOCK_MS, _KEEP_SECONDS = str(LOCK_MS), str(KEEP_SECONDS)
@@ -115,6 +118,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
         self.interval_s = 1.0 / send_rate if send_rate is not None else 0.0
         # base key -> the dialog as this process last wrote it (b"" when it dropped it)
         self._written: dict[str, bytes] = {}
+        self._decoded: dict[str, dict[str, Any]] = {}  # base key -> that write as a dict (the newest ones)
         # (bot, mark bucket) -> the key names every turn of that bot passes then (built once, not per turn)
         self._bot_keys: dict[tuple[str, int], _BotKeys] = {}
 
@@ -130,12 +134,22 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
                 k.counters + bot + "|")
         return found
 
-    def _remember(self, base: str, raw: bytes) -> None:
-        written = self._written
+    def _remember(self, base: str, raw: bytes, session: dict[str, Any] | None) -> None:
+        written, decoded = self._written, self._decoded
         written.pop(base, None)  # re-inserted last, so the dict's order is the order of writes
         written[base] = raw
         if len(written) > WRITTEN_MAX:
             del written[next(iter(written))]
+        decoded.pop(base, None)
+        if session is not None:
+            decoded[base] = session
+            if len(decoded) > DECODED_MAX:
+                del decoded[next(iter(decoded))]
+
+    def _forget(self, base: str) -> None:
+        """The dialog may have changed without this process: its next turn reads it from Redis."""
+        self._written.pop(base, None)
+        self._decoded.pop(base, None)
 
     async def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
         try:
@@ -155,7 +169,8 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
         if optimistic:
             raw = self._written.get(base)
             if raw is not None:  # the commit checks lock, mark and dialog (`handle`) in its one script
-                return Loaded(OK, _dialog(raw) if raw else None, handle=raw, locked=False)
+                session = (self._decoded.get(base) or _dialog(raw)) if raw else None
+                return Loaded(OK, session, handle=raw, locked=False)
         sets = self._keys_of(bot, int(self.clock() // MARK_BUCKET)).marks
         reply = await self._run(BEGIN, [base + "l", base + "d", *sets],
                                 [token, LOCK_MS, mark(user, dedupe) if dedupe is not None else ""])
@@ -205,20 +220,20 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
         try:
             result = await self.client.run(COMMIT, keys, args)  # `_run` written out: one coroutine fewer a turn
         except (StoreUnavailable, RedisError) as exc:
-            self._written.pop(base, None)  # it may or may not have been saved
+            self._forget(base)  # it may or may not have been saved
             if isinstance(exc, RedisError):
                 raise _refused(exc) from exc
             raise
         if not result:
-            self._written.pop(base, None)
+            self._forget(base)
             raise LockLost(f"{bot}/{user}")
         if result == 1:
-            self._remember(base, dialog)
+            self._remember(base, dialog, write.session)
             return None
         if result[0] == 3:
-            self._written.pop(base, None)
+            self._forget(base)
             raise Changed(_loaded(result[1:]))
-        self._remember(base, dialog)
+        self._remember(base, dialog, write.session)
         first = _slot(result[1])
         if len(write.outbox) == 1:
             return Next(write.outbox[0], first)
@@ -261,7 +276,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
         """Timeline (stream and database) under the mover's lease, then the user's keys in one script; the
         duplicate marks are digests of user and delivery, not findable by user, and lapse within 37.5 h."""
         base, k = self.keys.user(bot, user), self.keys
-        self._written.pop(base, None)
+        self._forget(base)
         if await self._call("GET", base + "l") != token.encode():  # checked again, atomically, by ERASE
             raise LockLost(f"{bot}/{user}")
         wanted, mover = member(bot, user).encode(), new_token()
