@@ -21,6 +21,13 @@ log = logging.getLogger("botflow.runtime.catalog")
 CACHE_SECONDS = 1.0
 
 
+class Missing:
+    """What `Catalog.loaded` answers for a version not loaded yet (None means: no such flow)."""
+
+
+MISSING = Missing()
+
+
 @dataclass(frozen=True, slots=True)
 class BotInfo:
     """A bot as the runtime needs it: credentials and the version it serves now."""
@@ -100,6 +107,12 @@ class Catalog:
         if epoch == self._epoch:
             self._bots[bot_id] = (info, self._clock() + CACHE_SECONDS)
         return info
+
+    def loaded(self, flow_id: str | None, version: int | None) -> Flow | None | Missing:
+        """`flow()` without a wait when the version is already here (every turn asks twice), else MISSING."""
+        if flow_id is None or version is None:
+            return None
+        return self._flows.get((flow_id, version), MISSING)
 
     async def flow(self, flow_id: str, version: int | None) -> Flow | None:
         """The compiled frozen version; versions never change, so it is kept for the process's life."""

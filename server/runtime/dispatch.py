@@ -15,7 +15,7 @@ from flows.timers import reminder_at, timeout_at
 from server import metrics
 from server.runtime import funnel_counts, timeline
 from server.runtime.funnel_counts import Counts
-from server.runtime.catalog import BotInfo, Catalog
+from server.runtime.catalog import MISSING, BotInfo, Catalog
 from server.runtime.loop import repeat
 from server.runtime.outbox import LEASE as OUTBOX_LEASE, Outbox
 from server.runtime.stores.base import (
@@ -126,11 +126,8 @@ class Dispatcher:
         self._store_errors = metrics.STORE_ERRORS.labels(store=store.name)
         self._turn_seconds = metrics.Children(metrics.TURN_SECONDS)
 
-    async def _begin(self, turn: Turn, dedupe: str | None, optimistic: bool = False,
-                     loaded: Loaded | None = None) -> Loaded:
-        """The store's begin, polled while another replica holds the lock (`loaded`: an answer already had)."""
-        if loaded is None:
-            loaded = await self.store.begin(turn.bot, turn.user, turn.token, dedupe, optimistic=optimistic)
+    async def _begin(self, turn: Turn, dedupe: str | None, loaded: Loaded) -> Loaded:
+        """The store's begin polled while another replica holds the lock (`loaded`: the answer so far)."""
         if loaded.status != BUSY:
             return loaded
         # Another replica holds the dialog: poll with a short, growing pause.
@@ -256,7 +253,7 @@ class Dispatcher:
                 return await self._step(bot, turn, update, chat, dedupe, callback_id, require_fire)
             except Changed as changed:
                 try:
-                    turn.loaded = await self._begin(turn, dedupe, loaded=changed.loaded)
+                    turn.loaded = await self._begin(turn, dedupe, changed.loaded)
                 except StoreUnavailable:
                     self._store_errors.inc()
                     raise
@@ -271,8 +268,13 @@ class Dispatcher:
         now = self.clock()
         stored = turn.loaded.session
         session = Session.from_dict(stored) if stored is not None else None
-        latest = await self.catalog.serving(bot)
-        flow = await self.catalog.flow(session.flow, session.version) if session is not None else None
+        catalog = self.catalog  # both versions are nearly always loaded: asked without a coroutine first
+        latest = catalog.loaded(bot.flow_id, bot.version)
+        if latest is MISSING:
+            latest = await catalog.serving(bot)
+        flow = catalog.loaded(session.flow, session.version) if session is not None else None
+        if flow is MISSING:
+            flow = await catalog.flow(session.flow, session.version)  # type: ignore[union-attr]
         if flow is None:
             session, flow = None, latest  # never started, or its version is gone
         if flow is None:  # the bot serves nothing (deleted?): a dialog left over is dropped
@@ -335,7 +337,10 @@ class Opened:
         dispatcher, key, turn = self.dispatcher, self.key, self.turn
         await dispatcher.locks.acquire(key)
         try:
-            turn.loaded = await dispatcher._begin(turn, self.dedupe, self.optimistic)
+            # the store's answer first: `_begin` (one coroutine more) only when another replica holds the lock
+            loaded = await dispatcher.store.begin(turn.bot, turn.user, turn.token, self.dedupe,
+                                                  optimistic=self.optimistic)
+            turn.loaded = loaded if loaded.status != BUSY else await dispatcher._begin(turn, self.dedupe, loaded)
         except BaseException as exc:
             dispatcher.locks.release(key)
             if isinstance(exc, StoreUnavailable):

@@ -355,7 +355,11 @@ class Outbox:
             self._rate_waits(bot.id).inc(waited)
         started = time.perf_counter()
         try:
-            await self._timed(bot, item, started)
+            try:
+                await self.send(bot, item)
+            finally:  # a slow send makes the next turns' sends run as tasks for SLOW_FOR seconds (see start)
+                if time.perf_counter() - started > SLOW_SEND:
+                    self._slow_until = time.monotonic() + SLOW_FOR
         except MaxApiError as exc:
             SEND_SECONDS[item["op"]].observe(time.perf_counter() - started)
             extra = {"event": "send", "bot": bot.id, "user": user}
@@ -368,7 +372,8 @@ class Outbox:
                 if exc.retry_after:
                     await self.limiter.hold(bot.id, exc.retry_after)
                 self._count(bot.id, "retried")
-                log.info("%s refused for now, retried later: %s", item["op"], exc, extra={**extra, "outcome": "retried"})
+                log.info("%s refused for now, retried later: %s", item["op"], exc,
+                         extra={**extra, "outcome": "retried"})
                 return RETRY, exc.retry_after or 0.0
             self._count(bot.id, "refused")
             log.warning("%s refused by MAX: %s", item["op"], exc, extra={**extra, "outcome": "refused"})
@@ -381,14 +386,6 @@ class Outbox:
         SEND_SECONDS[item["op"]].observe(time.perf_counter() - started)
         self._count(bot.id, "sent")
         return SENT, 0.0
-
-    async def _timed(self, bot: BotInfo, item: dict[str, Any], started: float) -> None:
-        """The send; one that took longer than SLOW_SEND marks MAX as slow for SLOW_FOR seconds."""
-        try:
-            await self.send(bot, item)
-        finally:
-            if time.perf_counter() - started > SLOW_SEND:
-                self._slow_until = time.monotonic() + SLOW_FOR
 
     async def post_action(self, url: str, data: Any) -> ActionReply:
         """The one place a webhook action leaves the process: never to an internal address, answer capped."""

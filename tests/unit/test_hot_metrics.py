@@ -23,7 +23,8 @@ def test_the_exposition_is_the_librarys_for_the_same_observations() -> None:
     doc = 'Turn time \\ with "quotes"\nand a newline'
     hot, lib = (HotHistogram("t_seconds", doc, ["kind", "outcome"], BOUNDS, registry=ours),
                 Histogram("t_seconds", doc, ["kind", "outcome"], registry=theirs, buckets=BOUNDS))
-    hot_count, lib_count = HotCounter("r", "Replies", ["bot"], registry=ours), Counter("r", "Replies", ["bot"], registry=theirs)
+    hot_count = HotCounter("r", "Replies", ["bot"], registry=ours)
+    lib_count = Counter("r", "Replies", ["bot"], registry=theirs)
     rng = random.Random(7)
     for _ in range(3000):
         # bounds themselves, zero and values past the last bound are the edges a bucket search gets wrong
