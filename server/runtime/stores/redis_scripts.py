@@ -62,19 +62,19 @@ COMMIT = Script(GCRA + FUNNEL + """
 if ARGV[16] == '' then
   if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 else
-  if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[18]) then
-    return {3, 1, redis.call('PTTL', KEYS[1])}
-  end
+  -- the script runs alone: a lock nobody holds now is not taken meanwhile, so it is only taken (and the
+  -- caller then holds it) when the dialog changed and must be stepped again
+  if redis.call('EXISTS', KEYS[1]) == 1 then return {3, 1, redis.call('PTTL', KEYS[1])} end
   if ARGV[4] ~= '' then
     local seen = redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 1
     for i = 14, #KEYS do seen = seen or redis.call('SISMEMBER', KEYS[i], ARGV[4]) == 1 end
-    if seen then
-      redis.call('DEL', KEYS[1])
-      return {3, 2}
-    end
+    if seen then return {3, 2} end
   end
   local stored = redis.call('GET', KEYS[2])
-  if (stored or '') ~= ARGV[17] then return {3, 0, stored} end
+  if (stored or '') ~= ARGV[17] then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[18])
+    return {3, 0, stored}
+  end
 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[4] ~= '' and redis.call('SADD', KEYS[4], ARGV[4]) == 1 and redis.call('TTL', KEYS[4]) < 0 then
@@ -114,7 +114,7 @@ for i = first_action, #ARGV, 2 do
   redis.call('HSET', KEYS[9], ARGV[i], ARGV[i + 1])
   redis.call('ZADD', KEYS[8], ARGV[12], ARGV[i])
 end
-redis.call('DEL', KEYS[1])
+if ARGV[16] == '' then redis.call('DEL', KEYS[1]) end
 return result
 """)
 
