@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 
-from server.runtime.catalog import CACHE_SECONDS, BotInfo, Catalog
+from server.runtime.catalog import CACHE_SECONDS, MISSING, BotInfo, Catalog
 from tests.integration.runtime_app import registration
 
 
@@ -34,9 +34,12 @@ async def test_versions_compile_once_and_bot_settings_refresh_in_the_background(
     catalog = Catalog(load_bot, load_document, clock)
     first = await asyncio.gather(*(catalog.bot("b") for _ in range(10)))
     assert first == [bots["b"]] * 10 and loads["bot"] == 1  # concurrent misses share one load
+    assert catalog.loaded("registration", 1) is MISSING  # not loaded yet: the caller must wait for flow()
     flows = await asyncio.gather(*(catalog.serving(bots["b"]) for _ in range(5)))
     assert flows[0] is flows[4] and flows[0].version == 1 and loads["doc"] == 1
+    assert catalog.loaded("registration", 1) is flows[0]  # now answered without a wait
     assert await catalog.flow("registration", 7) is None
+    assert catalog.loaded("registration", 7) is None and catalog.loaded("registration", None) is None
 
     bots["b"] = BotInfo("b", "t", "s", "registration", 2)
     gate.clear()  # the database is slow now
