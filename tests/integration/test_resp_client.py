@@ -52,6 +52,9 @@ def test_a_command_is_framed_as_bulk_strings_whatever_its_argument_types() -> No
         b"*5\r\n$3\r\nSET\r\n$3\r\nk\r\n\r\n$1\r\n7\r\n$3\r\n2.5\r\n$8\r\n" + "Иван".encode() + b"\r\n")
     assert pack(("ECHO", True)) == b"*2\r\n$4\r\nECHO\r\n$4\r\nTrue\r\n"  # other types: their str()
     assert parse(pack(("GET", "x" * 70_000)))[0][1] == b"x" * 70_000
+    # The store sends times as floats: each must arrive as its repr(), the shortest text that reads back exact.
+    times = (1785182044.123456, 0.1, 1e-07, 5.0, 1796145674.7646031)
+    assert pack(("ZADD", *times)) == pack(("ZADD", *map(repr, times)))
 
 
 def test_garbage_is_a_protocol_error_not_a_hang() -> None:

@@ -53,6 +53,7 @@ WRITTEN_MAX = 50_000
 # talk is not decoded again on its next turn; turns copy what they change (`Session.from_dict`).
 DECODED_MAX = 4096
 # COMMIT's constant arguments as the text they are sent as (an int costs its conversion on every call).
+# Its floats are packed as they are: hiredis writes a float as its repr(), in C.
 _MARK_TTL, _STREAM_MAX = str(MARK_BUCKET * (MARK_BUCKETS + 1)), str(STREAM_MAX)
 _LOCK_MS, _KEEP_SECONDS = str(LOCK_MS), str(KEEP_SECONDS)
 
@@ -191,10 +192,10 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
             token, dialog, int(write.ttl),
             mark(user, write.dedupe) if write.dedupe is not None else "", _MARK_TTL,
             member(bot, user),
-            repr(wake) if wake is not None else "",
+            wake if wake is not None else "",
             _encode(write.timeline) if write.timeline is not None else "", _STREAM_MAX,
             len(counts.pairs) if counts is not None else "",
-            repr(now + write.outbox_lease), repr(now), len(write.outbox), "1" if write.had_timer else "",
+            now + write.outbox_lease, now, len(write.outbox), "1" if write.had_timer else "",
             self.interval, "" if loaded.locked else "1", b"" if loaded.locked else loaded.handle, _LOCK_MS,
         ]
         args += [_encode(_id_first(item)) for item in write.outbox]
