@@ -13,7 +13,7 @@ import collections
 import logging
 import random
 import time
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 import httpx
 
@@ -67,6 +67,10 @@ class MaxSender:
 
 
 SENT, DONE, RETRY = "sent", "done", "retry"
+
+
+async def _nothing() -> None:
+    """What `Outbox.start` hands back when its caller does not wait."""
 SEND_SECONDS = {op: metrics.REPLY_SEND_SECONDS.labels(op=op) for op in ("send", "answer")}
 
 
@@ -166,21 +170,21 @@ class Outbox:
             if end is not None and not end.done():
                 end.set_result(None)
 
-    async def start(self, bot: BotInfo, user: str, owner: str, first: Next, wait: float) -> None:
+    def start(self, bot: BotInfo, user: str, owner: str, first: Next, wait: float) -> Awaitable[None]:
         """Send a commit's queue (`first`, then `first.more`) now; the caller holds the claim as `owner`.
 
-        Waits at most `wait` seconds for those sends; they go on after that on their own.
+        The caller awaits what this returns, at most `wait` seconds of those sends; they go on after that
+        on their own. (A plain function: the usual case hands back the drain itself, one coroutine fewer.)
         """
         self._begin_chain((bot.id, user), owner)
+        drain = self._drain(bot.id, user, owner, first=first, bot=bot)
         if wait > 0 and self._slow_until < time.monotonic():
             # MAX answers quickly: send from the caller's own coroutine, which costs a third of a turn
             # less than a task and a bounded wait. Should MAX stall right now, this caller waits for its
             # send (no lock is held); the sends after it see the slowness and take the bounded path.
-            await self._drain(bot.id, user, owner, first=first, bot=bot)
-            return
-        task = self._spawn(self._drain(bot.id, user, owner, first=first, bot=bot))
-        if wait > 0:
-            await self.waits.within(task, wait)
+            return drain
+        task = self._spawn(drain)
+        return self.waits.within(task, wait) if wait > 0 else _nothing()
 
     async def settle(self, bot_id: str, user: str, wait: float) -> None:
         """Wait at most `wait` seconds for this replica's chain of the user's queue, if there is one
@@ -300,7 +304,8 @@ class Outbox:
                     log.warning("took over the outbox of a sender that stopped; its %s may already be sent",
                                 item["op"], extra={"event": "outbox_takeover", "bot": bot_id, "user": user,
                                                    "outcome": "unknown_outcome"})
-                if bot is None or self.clock() - item.get("queued", self.clock()) > GIVE_UP:
+                queued = item.get("queued")
+                if bot is None or (queued is not None and self.clock() - queued > GIVE_UP):
                     log.warning("dropping an undeliverable %s", item["op"],
                                 extra={"event": "send_dropped", "bot": bot_id, "user": user, "outcome": "dropped"})
                     outcome, wait = DONE, 0.0
@@ -358,10 +363,11 @@ class Outbox:
             try:
                 await self.send(bot, item)
             finally:  # a slow send makes the next turns' sends run as tasks for SLOW_FOR seconds (see start)
-                if time.perf_counter() - started > SLOW_SEND:
+                elapsed = time.perf_counter() - started
+                if elapsed > SLOW_SEND:
                     self._slow_until = time.monotonic() + SLOW_FOR
         except MaxApiError as exc:
-            SEND_SECONDS[item["op"]].observe(time.perf_counter() - started)
+            SEND_SECONDS[item["op"]].observe(elapsed)
             extra = {"event": "send", "bot": bot.id, "user": user}
             if exc.unknown:
                 self._count(bot.id, "unknown_outcome")
@@ -383,7 +389,7 @@ class Outbox:
             log.warning("%s failed, retried later: %r", item["op"], exc,
                         extra={"event": "send", "bot": bot.id, "user": user, "outcome": "retried"})
             return RETRY, 0.0
-        SEND_SECONDS[item["op"]].observe(time.perf_counter() - started)
+        SEND_SECONDS[item["op"]].observe(elapsed)
         self._count(bot.id, "sent")
         return SENT, 0.0
 
