@@ -67,11 +67,11 @@ class MaxSender:
 
 
 SENT, DONE, RETRY = "sent", "done", "retry"
+SEND_SECONDS = {op: metrics.REPLY_SEND_SECONDS.labels(op=op) for op in ("send", "answer")}
 
 
 async def _nothing() -> None:
     """What `Outbox.start` hands back when its caller does not wait."""
-SEND_SECONDS = {op: metrics.REPLY_SEND_SECONDS.labels(op=op) for op in ("send", "answer")}
 
 
 class Waits:
