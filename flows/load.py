@@ -36,6 +36,9 @@ _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
 
 
+# Deeper documents are read and then refused path by path (the shape check's limit is MAX_DEPTH); past
+# this the text is refused unread, as libyaml's composer would overflow the C stack.
+YAML_DEPTH_READ = 1000
 _TOO_DEEP = f"The document is nested too deeply to read; a flow may nest at most {MAX_DEPTH} levels."
 _TOO_LONG = (f"The document holds a number too long to read; numbers in a flow are at most 2^53 ({MAX_NUMBER:,})"
              " in magnitude.")
@@ -85,8 +88,30 @@ def _parse_json(text: str) -> Any:
         raise DocumentSyntaxError(_TOO_LONG) from None
 
 
+def _nesting_past(text: str, limit: int) -> bool:
+    """Whether the YAML text nests collections more than `limit` deep, read as a flat stream of events."""
+    loader = _Loader(text)
+    depth = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > limit:
+                    return True
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    finally:
+        loader.dispose()
+    return False
+
+
 def _parse_yaml(text: str) -> Any:
     try:
+        # libyaml's composer recurses in C, past any Python recursion limit: 50,000 nested "[" (or "- - -")
+        # would crash the process. Its parser is a flat loop, so the depth is measured on its events first.
+        if _nesting_past(text, YAML_DEPTH_READ):
+            raise DocumentSyntaxError(_TOO_DEEP)
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a safe loader
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

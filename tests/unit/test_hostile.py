@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +24,8 @@ from flows.model import Condition, Flow, Input
 from flows.engine import step
 from flows.session import Update
 from flows.validate import PER_CODE, bounded, validate, validation_result
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def problems(doc: dict[str, Any], **kwargs: Any) -> list[dict[str, str]]:
@@ -44,6 +49,32 @@ def nested(levels: int) -> list[Any]:
     for _ in range(levels - 1):
         value = [value]
     return value
+
+
+# Nesting ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, fmt", [
+    ("format: botflow/v1\nid: y\nstates: []\nx-d: " + "[" * 100_000 + "]" * 100_000, "yaml"),
+    ("[" * 100_000, None),  # refused as JSON, then tried as YAML
+    ("format: botflow/v1\nid: y\nstates: []\nx-d:\n  " + "- " * 60_000 + "x\n", "yaml"),
+    ("{a: " * 60_000 + "1" + "}" * 60_000, "yaml"),
+], ids=["flow-sequences", "sniffed", "block-sequences", "flow-mappings"])
+def test_yaml_nested_past_the_c_stack_is_refused_not_a_crash(text: str, fmt: str | None) -> None:
+    # In a child process: libyaml's composer overflowing the C stack kills the interpreter, not a test.
+    script = ("import sys\nfrom flows.errors import DocumentSyntaxError\nfrom flows.load import parse_text\n"
+              "try:\n    parse_text(sys.stdin.read(), sys.argv[1] or None)\nexcept DocumentSyntaxError as e:\n"
+              "    print(e.message)\n")
+    done = subprocess.run([sys.executable, "-c", script, fmt or ""], input=text, capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "nested too deeply" in done.stdout
+
+
+def test_yaml_nested_past_the_shape_limit_still_names_the_path() -> None:
+    text = "format: botflow/v1\nid: f\ntitle: t\nstates: []\nx-d: " + "[" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5)
+    with pytest.raises(FlowFormatError) as caught:
+        load_text(text, "yaml")
+    assert any(d["path"].startswith("x-d") for d in caught.value.details)
 
 
 # Numbers -----------------------------------------------------------------------------------------
