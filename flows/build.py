@@ -62,14 +62,19 @@ def normalise(raw: dict[str, Any]) -> dict[str, Any]:
     taken = {tr["id"] for tr in transitions if "id" in tr}
     if len(taken) == len(transitions):
         return document  # every id given (and distinct): nothing to generate
+    # Where each base's search for a free number stopped: all below it are taken, and stay taken, so
+    # thousands of transitions between the same two states cost one step each, not one per earlier one.
+    reached: dict[str, int] = {}
     for index, tr in enumerate(transitions):
         if "id" in tr:
             continue
         base = f"{tr['from']}__{tr['to']}"
-        candidate, n = base, 1
+        n = reached.get(base, 1)
+        candidate = base if n == 1 else f"{base}_{n}"
         while candidate in taken:
             n += 1
             candidate = f"{base}_{n}"
+        reached[base] = n
         taken.add(candidate)
         transitions[index] = {"id": candidate, **tr}
     return document

@@ -382,6 +382,18 @@ def test_missing_transition_ids_are_generated_readably_and_uniquely() -> None:
     assert "id" not in doc["transitions"][0], "the caller's document is not modified"
 
 
+def test_many_transitions_between_two_states_number_on_past_given_ids() -> None:
+    doc = base()
+    many = [{"from": "ask_name", "to": "ask_phone", "on": "text", "match": [f"m{i}"]} for i in range(20_000)]
+    many.insert(3, {"id": "ask_name__ask_phone_5", "from": "ask_name", "to": "ask_phone", "on": "input"})
+    doc["transitions"] = many + doc["transitions"]
+    ids = [t.id for t in load(doc).transitions][:20_001]
+    assert ids[:8] == ["ask_name__ask_phone", "ask_name__ask_phone_2", "ask_name__ask_phone_3",
+                       "ask_name__ask_phone_5", "ask_name__ask_phone_4", "ask_name__ask_phone_6",
+                       "ask_name__ask_phone_7", "ask_name__ask_phone_8"]
+    assert ids[-1] == "ask_name__ask_phone_20001" and len(set(ids)) == 20_001
+
+
 def test_generated_ids_are_stable_across_saves() -> None:
     doc = base()
     for tr in doc["transitions"]:
