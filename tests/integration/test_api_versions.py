@@ -63,7 +63,8 @@ async def test_freeze_refuses_validation_errors(app_client, admin_headers):
 async def test_missing_versions_and_flows_are_404(app_client, admin_headers):
     await create_flow(app_client, admin_headers, flow_doc("reg"))
     for path in ("/api/flows/reg/versions/1", "/api/flows/reg/versions/0", "/api/flows/reg/versions/abc",
-                 "/api/flows/reg/versions/99999999999999999999", "/api/flows/nope/versions",
+                 "/api/flows/reg/versions/99999999999999999999", "/api/flows/reg/versions/" + "9" * 4301,
+                 "/api/flows/reg/diff?from=1&to=" + "9" * 4301, "/api/flows/nope/versions",
                  "/api/flows/nope/versions/1"):
         response = await app_client.get(path, headers=admin_headers)
         assert response.status_code == 404, path
