@@ -141,11 +141,30 @@ def fields(body: dict[str, Any], spec: dict[str, tuple[type | tuple[type, ...], 
             details.append({"path": name, "message": f"expected {wanted}, got {type_name(value)}"})
         elif isinstance(value, str) and not clean_text(value):
             details.append({"path": name, "message": "contains a NUL character or an unpaired surrogate"})
+        elif isinstance(value, (dict, list)) and (where := unclean_at(value)) is not None:
+            details.append({"path": name + where, "message": "contains a NUL character or an unpaired surrogate"})
     if details:
         problems = "; ".join(f"{d['path']}: {d['message']}" for d in details)
         raise Unprocessable(f"The request body has {len(details)} problem{'s' if len(details) != 1 else ''}: "
                             f"{problems}.", details=details)
     return body
+
+
+def unclean_at(value: dict[str, Any] | list[Any]) -> str | None:
+    """The path below `value` (".text", "[2]") of the first key or string that cannot be stored, or None."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:  # a loop, not recursion: a body may nest deeper than Python's stack
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            for key, sub in node.items():
+                if not clean_text(key):
+                    return path
+                stack.append((sub, f"{path}.{key}"))
+        elif isinstance(node, list):
+            stack.extend((sub, f"{path}[{i}]") for i, sub in enumerate(node))
+        elif isinstance(node, str) and not clean_text(node):
+            return path
+    return None
 
 
 def clean_text(value: str) -> bool:

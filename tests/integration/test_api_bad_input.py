@@ -50,6 +50,11 @@ async def test_malformed_bodies(app_client, admin_headers):
         ("POST", "/api/flows/reg/versions", b'{"note": "x", "force": true}', JSON, 422, None),
         ("POST", "/api/flows/reg/simulate", b'{"session": "s", "update": {"text": "a"}, "source": 1.5}', JSON, 422, None),
         ("POST", "/api/flows/reg/simulate", b'{"session": "s", "update": {"idle": NaN}}', JSON, 400, None),
+        # nested strings the database cannot store: refused at the field that holds them
+        ("POST", "/api/flows/reg/simulate", b'{"session": "s", "update": {"text": "Iv\\ud800an"}}', JSON, 422, None),
+        ("POST", "/api/flows/reg/simulate", b'{"session": "s", "update": {"payload": "\\ud800"}}', JSON, 422, None),
+        ("POST", "/api/flows/reg/simulate", b'{"session": "s", "update": {"bot_started": "a\\u0000"}}', JSON, 422,
+         None),
     ]
     for method, path, content, headers, status, code in cases:
         response = await app_client.request(method, path, content=content, headers={**admin_headers, **headers})
