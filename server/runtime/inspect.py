@@ -14,6 +14,7 @@ from server.errors import AppError, BadRequest, Conflict, NotFound
 from server.runtime import timeline
 from server.runtime.catalog import BotInfo
 from server.runtime.stores.base import StoreUnavailable
+from server.runtime.webhook import not_json
 
 T = TypeVar("T")
 USER_PATH = "/api/bots/{bot_id:str}/users/{user_id:str}"
@@ -34,10 +35,11 @@ async def _read(awaitable: Awaitable[T]) -> T:
 
 async def _body(request: Request) -> Any:
     """The JSON body; anything unreadable (or nested too deeply to read) is a 400 with the reason."""
+    raw = await request.body()
     try:
-        return msgspec.json.decode(await request.body())
+        return msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
-        raise BadRequest(f"The body is not JSON: {exc}.") from None
+        raise BadRequest(f"The body is not JSON: {not_json(raw, exc)}.") from None
     except RecursionError:
         raise BadRequest("The body is nested too deeply to read; send {\"name\", \"payload\"}.") from None
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
@@ -138,6 +139,17 @@ def _counted(bot: str, answer: tuple[int, bytes]) -> tuple[int, bytes]:
     return answer
 
 
+def not_json(raw: bytes, exc: msgspec.DecodeError) -> str:
+    """Why msgspec refused `raw`, in words that fit: it says "truncated" for an empty body and a lone surrogate."""
+    if not raw.strip():
+        return "it is empty"
+    try:
+        json.loads(raw)
+    except (ValueError, RecursionError):
+        return str(exc)
+    return "it holds an unpaired surrogate escape (\\ud800-\\udfff); send real Unicode characters"
+
+
 async def answer(runtime: Any, bot_id: str, secret: str | None,
                  read_body: Callable[[], Awaitable[bytes]]) -> tuple[int, bytes]:
     """Status and JSON body for one delivery; shared by the Litestar route and the fast path.
@@ -155,9 +167,12 @@ async def answer(runtime: Any, bot_id: str, secret: str | None,
     if not secret_ok(bot.secret, secret):
         return _counted(bot.id, _error(
             403, "forbidden", "The X-Max-Bot-Api-Secret header does not match this bot's secret."))
+    raw = await read_body()
     try:
-        incoming = parse_max_update(msgspec.json.decode(await read_body()))
-    except (msgspec.DecodeError, BadUpdate) as exc:
+        incoming = parse_max_update(msgspec.json.decode(raw))
+    except msgspec.DecodeError as exc:
+        return _counted(bot.id, _error(400, "bad_update", f"The body is not a MAX update: {not_json(raw, exc)}."))
+    except BadUpdate as exc:
         return _counted(bot.id, _error(400, "bad_update", f"The body is not a MAX update: {exc}."))
     except RecursionError:
         return _counted(bot.id, _error(400, "bad_update", "The body is not a MAX update: it is nested too deeply."))
