@@ -72,8 +72,9 @@ async def list_versions(session: AsyncSession, flow_id: str) -> list[dict[str, A
 def parse_number(value: Any, flow_id: str) -> int:
     """A version number from a path or query; 404 for anything that cannot be one."""
     text = str(value).strip()
-    # The length first: int() refuses past 4,300 digits, and no version number has more than 19.
-    if not text.isascii() or not text.isdigit() or len(text.lstrip("0")) > 19 or not 1 <= int(text) <= MAX_INT:
+    # The length first: int() refuses past 4,300 digits, and no version number is longer than MAX_INT.
+    if (not text.isascii() or not text.isdigit() or len(text.lstrip("0")) > len(str(MAX_INT))
+            or not 1 <= int(text) <= MAX_INT):
         raise NotFound(f"There is no version '{value}' of flow '{flow_id}'; versions are numbered from 1.")
     return int(text)
 
