@@ -10,12 +10,10 @@ import json
 import socket
 import sys
 import threading
-import time
-from typing import Any
-
-import uvicorn
+from typing import Any, Callable
 
 from server.devtools.fake_max_app import FakeMaxApp, Json, bot_key
+from server.devtools.fake_max_http import Server
 
 __all__ = ["FakeMax", "main"]
 
@@ -29,21 +27,25 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _config(app: Any) -> uvicorn.Config:
-    return uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False,
-                          timeout_graceful_shutdown=1, backlog=2048)
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's loop where it is installed (the fake should cost little CPU beside what it serves)."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 class FakeMax(FakeMaxApp):
-    """The fake API served by uvicorn in a background thread: `with FakeMax(tokens={"tok"}) as fake: ...`."""
+    """The fake API served in a background thread: `with FakeMax(tokens={"tok"}) as fake: ...`."""
 
     def __init__(self, tokens: set[str] | frozenset[str] | None = None, *, host: str = "127.0.0.1",
                  port: int = 0, max_calls: int = 20_000) -> None:
         super().__init__(tokens, max_calls=max_calls)
         self.host = host
         self.port = port
-        self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
+        self._stop: Callable[[], None] | None = None
 
     @property
     def url(self) -> str:
@@ -57,27 +59,40 @@ class FakeMax(FakeMaxApp):
         sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
         self._closing = False
-        self._server = uvicorn.Server(_config(self))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name=f"fake-max-{self.port}", daemon=True)
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(sock, ready), name=f"fake-max-{self.port}",
+                                        daemon=True)
         self._thread.start()
-        while not self._server.started and self._thread.is_alive():
-            time.sleep(0.005)
-        if not self._server.started:
+        ready.wait(10)
+        if self._stop is None:
             raise RuntimeError("the fake MAX server did not start")
         return self
 
+    def _run(self, sock: socket.socket, ready: threading.Event) -> None:
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(self.serve(sock, ready.set))
+
+    async def serve(self, sock: socket.socket, started: Callable[[], None] = lambda: None) -> None:
+        """Serve on `sock` until `stop` (from any thread); long polls in flight are answered first."""
+        loop = asyncio.get_running_loop()
+        stopping = asyncio.Event()
+        server = Server(self.handle)
+        await server.start(sock)
+        self._stop = lambda: loop.call_soon_threadsafe(stopping.set)
+        started()
+        try:
+            await stopping.wait()
+        finally:
+            await server.close(grace=1.0)
+
     def stop(self) -> None:
-        """Stop serving and wait for the thread (long polls in flight are cut off)."""
-        if self._server is None or self._thread is None:
+        """Stop serving and wait for the thread (long polls in flight are answered at once)."""
+        if self._thread is None or self._stop is None:
             return
         self._release_polls()
-        self._server.should_exit = True
-        self._thread.join(5)
-        if self._thread.is_alive():
-            self._server.force_exit = True
-            self._thread.join(5)
-        self._server = self._thread = None
+        self._stop()
+        self._thread.join(10)
+        self._thread = self._stop = None
 
     def __enter__(self) -> FakeMax:
         return self.start()
@@ -191,7 +206,11 @@ def main(argv: list[str] | None = None) -> int:
     fake.port = sock.getsockname()[1]
     print(f"Fake MAX API on {fake.url} (tokens: {len(args.token) or 'any'}); "
           f"set BOTFLOW_MAX_API_URL={fake.url}", flush=True)
-    uvicorn.Server(_config(fake)).run(sockets=[sock])
+    try:
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(fake.serve(sock))
+    except KeyboardInterrupt:
+        pass
     return 0
 
 

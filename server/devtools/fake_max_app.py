@@ -1,18 +1,19 @@
-"""A fake MAX Bot API as a plain ASGI app: records every call, fails, stalls or cuts connections on demand."""
+"""A fake MAX Bot API: records every call, fails, stalls or cuts connections on demand (served by fake_max_http)."""
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
-import socket
-import struct
 import threading
 import time
 from collections import Counter, deque
-from typing import Any
+from functools import lru_cache
+from typing import Any, Awaitable
 from urllib.parse import parse_qsl
 
+import msgspec
+
 from server.devtools.fake_max_faults import DROP_POINTS, Faults, Plan
+from server.devtools.fake_max_http import Answer, Request
 from server.devtools.fake_max_protocol import (
     Invalid, bot_info, check_answer, check_message, check_subscription, int_param, sent_message,
 )
@@ -24,6 +25,7 @@ ROUTES = {"/messages": {"POST"}, "/answers": {"POST"}, "/subscriptions": {"GET",
           "/updates": {"GET"}, "/me": {"GET"}}
 
 
+@lru_cache(maxsize=256)
 def bot_key(token: str) -> str:
     """The short, non-secret name under which calls and updates of one token are kept."""
     return hashlib.sha256(token.encode()).hexdigest()[:12]
@@ -33,8 +35,18 @@ def _error(status: int, message: str) -> tuple[int, Json]:
     return status, {"code": ERROR_CODES.get(status, f"http.{status}"), "message": message}
 
 
+def _public(call: Json) -> Json:
+    """A copy of a call's record as readers see it: headers as a dict of text, the token redacted."""
+    copy = dict(call)
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in call["headers"]}
+    if "authorization" in headers:
+        headers["authorization"] = "<redacted>"
+    copy["headers"] = headers
+    return copy
+
+
 class FakeMaxApp:
-    """The ASGI app and its state; public methods are thread-safe so tests can drive it from any thread."""
+    """The fake's state and answers; public methods are thread-safe so tests can drive it from any thread."""
 
     def __init__(self, tokens: set[str] | frozenset[str] | None = None, *, max_calls: int = 20_000) -> None:
         # None (or empty) accepts any non-empty token: handy when run by hand against a real database.
@@ -66,7 +78,7 @@ class FakeMaxApp:
     def calls(self) -> list[Json]:
         """Every API call so far, oldest first: method, path, query, headers, json, status, response, time, bot."""
         with self._lock:
-            return [dict(call) for call in self._calls]
+            return [_public(call) for call in self._calls]
 
     @property
     def counts(self) -> dict[str, int]:
@@ -158,68 +170,57 @@ class FakeMaxApp:
     def _authorised(self, token: str) -> bool:
         return bool(token) and (not self.tokens or token in self.tokens)
 
-    async def __call__(self, scope: Json, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":  # served with lifespan="off"; nothing else to answer
-            return
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:  # first request, or served again after a restart: events are per loop
-            self._loop, self._wakers = loop, {}
-        chunks = []
-        while True:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
+    def handle(self, request: Request) -> Answer | Awaitable[Answer]:
+        """Answer one request: at once when nothing must wait, else a coroutine (holds, long polls, control)."""
+        query = _query(request.query) if request.query else {}
+        if request.path.startswith("/_fake/"):
+            return self._control(request, query)
+        record, plan, payload, bad_json = self._arrive(request, query)
+        if plan.hold > 0 or (request.path == "/updates" and plan.status is None and plan.drop != "before"):
+            return self._later(request, query, record, plan, payload, bad_json)
+        status, answer = self._decide(request.method, request.path, query, payload, bad_json, record, plan)
+        return self._answer(status, answer, record, plan)
+
+    async def _control(self, request: Request, query: dict[str, str]) -> Answer:
+        status, answer = await self._admin(request.method, request.path, query, request.body)
+        return Answer(status, msgspec.json.encode(answer))
+
+    async def _later(self, request: Request, query: dict[str, str], record: Json, plan: Plan, payload: Any,
+                     bad_json: bool) -> Answer:
+        """A call that waits: held for `plan.hold` (or until the caller hangs up), or a long poll."""
+        if plan.hold > 0:
+            await asyncio.wait([request.gone], timeout=plan.hold)
+        status, answer = self._decide(request.method, request.path, query, payload, bad_json, record, plan)
+        if status == 200 and request.path == "/updates":
+            answer = await self._updates(query, record["bot"])
+            record["response"], record["answered"] = answer, time.time()
+        return self._answer(status, answer, record, plan)
+
+    def _arrive(self, request: Request, query: dict[str, str]) -> tuple[Json, Plan, Any, bool]:
+        """Record the call and decide its fate (plan) as it arrives."""
+        token = ""
+        for name, value in request.headers:
+            if name == b"authorization":
+                token = value.decode("latin-1")
                 break
-        raw = b"".join(chunks)
-        path = scope["path"]
-        query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
-        headers = [(b"content-type", b"application/json; charset=utf-8")]
-        if path.startswith("/_fake/"):
-            status, answer = await self._admin(scope["method"], path, query, raw)
-        else:
-            # Resolves when the caller hangs up: a held call notices it, and the record says so.
-            gone = asyncio.ensure_future(receive())
-            try:
-                status, answer, plan, record = await self._api(scope, path, query, raw, gone)
-                if plan.drop is not None:
-                    await _cut(send)
-                    return
-                if status == 429 or plan.retry_after is not None:
-                    headers.append((b"retry-after", b"%g" % (plan.retry_after or 1)))
-                await asyncio.sleep(0)  # let a hang-up that already arrived be seen
-                record["hung_up"] = gone.done()
-            finally:
-                gone.cancel()
-        body = json.dumps(answer, ensure_ascii=False).encode()
-        headers.append((b"content-length", str(len(body)).encode()))
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-
-    async def _admin(self, method: str, path: str, query: dict[str, str], raw: bytes) -> tuple[int, Json]:
-        """Control routes under /_fake/ (added by FakeMax); the bare app has none."""
-        return _error(404, f"Path {path} is not recognized")
-
-    async def _api(self, scope: Json, path: str, query: dict[str, str], raw: bytes,
-                   gone: asyncio.Future[Any]) -> tuple[int, Json, Plan, Json]:
-        """Record the call, apply injected trouble, check the token, route it."""
-        method = scope["method"]
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        token = headers.get("authorization", "")
-        if "authorization" in headers:
-            headers["authorization"] = "<redacted>"
+        raw = request.body
         try:
-            payload = json.loads(raw) if raw else None
+            payload = msgspec.json.decode(raw) if raw else None
             bad_json = False
-        except ValueError:
+        except msgspec.DecodeError:
             payload, bad_json = None, True
-        record = {"method": method, "path": path, "query": query, "headers": headers, "json": payload,
-                  "status": None, "response": None, "time": time.time(), "answered": None,
+        # Headers are kept as they came and turned into a dict (token redacted) only when read.
+        record = {"method": request.method, "path": request.path, "query": query, "headers": request.headers,
+                  "json": payload, "status": None, "response": None, "time": time.time(), "answered": None,
                   "bot": bot_key(token) if token else None, "hung_up": False, "dropped": None}
         with self._lock:
             self._calls.append(record)
-            plan = self._faults.plan(path, record["bot"], self._authorised(token))
-        if plan.hold > 0:
-            await asyncio.wait([gone], timeout=plan.hold)
+            plan = self._faults.plan(request.path, record["bot"], self._authorised(token))
+        return record, plan, payload, bad_json
+
+    def _decide(self, method: str, path: str, query: dict[str, str], payload: Any, bad_json: bool, record: Json,
+                plan: Plan) -> tuple[int, Json]:
+        """Status and body for a call whose hold is over (a long poll's updates are fetched after this)."""
         if plan.drop == "before":
             status, answer = 0, {}
         elif plan.status == 503:
@@ -238,16 +239,37 @@ class FakeMaxApp:
             status, answer = _error(400, "Request body is not valid JSON")
         else:
             try:
-                status, answer = 200, await self._route(method, path, query, payload, record["bot"])
+                if path == "/updates":
+                    _poll_params(query)  # checked now; the updates are fetched once the call may wait
+                    answer = {}
+                else:
+                    answer = self._route(method, path, query, payload, record["bot"])
+                status = 200
             except Invalid as exc:
                 status, answer = _error(400, str(exc))
         record["status"], record["response"], record["answered"] = status, answer, time.time()
         record["dropped"] = plan.drop
         with self._lock:
             self._counts[f"{method} {path} {'dropped' if plan.drop == 'before' else status}"] += 1
-        return status, answer, plan, record
+        return status, answer
 
-    async def _route(self, method: str, path: str, query: dict[str, str], payload: Any, key: str) -> Json:
+    @staticmethod
+    def _answer(status: int, answer: Json, record: Json, plan: Plan) -> Answer:
+        def written(hung_up: bool) -> None:
+            record["hung_up"] = hung_up
+
+        if plan.drop is not None:
+            return Answer(status, cut=True, written=written)
+        headers = []
+        if status == 429 or plan.retry_after is not None:
+            headers.append((b"retry-after", b"%g" % (plan.retry_after or 1)))
+        return Answer(status, msgspec.json.encode(answer), headers, written=written)
+
+    async def _admin(self, method: str, path: str, query: dict[str, str], raw: bytes) -> tuple[int, Json]:
+        """Control routes under /_fake/ (added by FakeMax); the bare app has none."""
+        return _error(404, f"Path {path} is not recognized")
+
+    def _route(self, method: str, path: str, query: dict[str, str], payload: Any, key: str) -> Json:
         if path == "/messages":
             return self._send(query, payload, key)
         if path == "/answers":
@@ -257,8 +279,6 @@ class FakeMaxApp:
             return {"success": True}
         if path == "/subscriptions":
             return self._subscriptions(method, query, payload, key)
-        if path == "/updates":
-            return await self._updates(query, key)
         return bot_info(key)
 
     def _send(self, query: dict[str, str], payload: Any, key: str) -> Json:
@@ -311,11 +331,10 @@ class FakeMaxApp:
         return out, after
 
     async def _updates(self, query: dict[str, str], key: str) -> Json:
-        marker = int_param(query, "marker")
-        timeout = int_param(query, "timeout", low=0, high=90)
-        limit = int_param(query, "limit", low=1, high=1000)
-        types = {t for t in query.get("types", "").split(",") if t} or None
+        marker, timeout, limit, types = _poll_params(query)
         loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # the first poll, or served again after a restart: events are per loop
+            self._loop, self._wakers = loop, {}
         deadline = loop.time() + (30 if timeout is None else timeout)
         waker = self._wakers.setdefault(key, asyncio.Event())
         while True:
@@ -331,17 +350,16 @@ class FakeMaxApp:
                 pass
 
 
-async def _cut(send: Any) -> None:
-    """Reset the caller's connection without an answer (uvicorn's `send` is bound to the connection's cycle)."""
-    transport = getattr(getattr(send, "__self__", None), "transport", None)
-    if transport is None:
-        raise RuntimeError("this server does not let the fake cut a connection")
-    sock = transport.get_extra_info("socket")
-    if sock is not None:
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST, not FIN
-        except OSError:
-            pass
-    transport.abort()
-    for _ in range(3):
-        await asyncio.sleep(0)  # let the server see the connection gone before the app returns
+def _query(raw: bytes) -> dict[str, str]:
+    """The query string's parameters (the last of a repeated name), as parse_qsl reads them."""
+    text = raw.decode("latin-1")
+    if "%" in text or "+" in text:
+        return dict(parse_qsl(text, keep_blank_values=True))
+    return dict(pair.partition("=")[::2] for pair in text.split("&") if pair)
+
+
+def _poll_params(query: dict[str, str]) -> tuple[int | None, int | None, int | None, set[str] | None]:
+    """GET /updates's marker, timeout, limit and types; Invalid when one is out of range."""
+    return (int_param(query, "marker"), int_param(query, "timeout", low=0, high=90),
+            int_param(query, "limit", low=1, high=1000),
+            {t for t in query.get("types", "").split(",") if t} or None)
