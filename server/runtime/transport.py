@@ -3,7 +3,8 @@
 httpcore's pool scans every connection (with a socket-readability syscall each) for every queued
 request, so with dozens of replies in flight it serialises them (measured here: ~50 requests/s at 64
 in flight against ~3,000 with one idle-connection stack per host). This transport keeps a LIFO stack of
-idle HTTP/1.1 connections per (scheme, host, port) and costs O(1) per request.
+idle HTTP/1.1 connections per (scheme, host, port) and costs O(1) per request; each connection is an
+asyncio protocol whose answers httptools parses (`http_connection.py`).
 
 A request is never sent twice without the caller knowing: once it was fully written, a broken
 connection or a missing answer raises OutcomeUnknown (the call may have happened); only a request that
@@ -22,6 +23,8 @@ from urllib.parse import urlencode, urlsplit
 
 import httpx
 import msgspec
+
+from server.runtime.http_connection import Broken, Connection, Deadlines, Late, Malformed
 
 Origin = tuple[str, str, int]
 
@@ -48,32 +51,11 @@ class UnsafeRequest(httpx.LocalProtocolError):
     """A header or the request target holds CR, LF or other bytes that would change the request's framing."""
 
 
-class _Conn:
-    __slots__ = ("reader", "writer", "idle_since")
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-        self.idle_since = 0.0
-        # Pause writing while anything is unsent, so drain() returns only once the kernel has it all:
-        # that is what tells "not fully written" (safe to retry) from "written" (outcome unknown).
-        writer.transport.set_write_buffer_limits(high=0)
-
-    def usable(self, now: float, expiry: float) -> bool:
-        """Still open, nothing unexpected buffered, and not idle for longer than `expiry`."""
-        # Bytes on an idle connection are an answer nobody asked for (often a 408 before a close).
-        return (not self.writer.is_closing() and not self.reader.at_eof() and not self.reader._buffer
-                and now - self.idle_since < expiry)
-
-    def close(self) -> None:
-        self.writer.transport.abort()
-
-
 def check_request(method: bytes, target: bytes, headers: list[tuple[bytes, bytes]]) -> None:
     """Refuse a request whose method, target or headers would break HTTP/1.1 framing (header injection)."""
     if not _TOKEN.match(method):
         raise UnsafeRequest(f"the method {method[:20]!r} is not an HTTP token")
-    if not target or _UNSAFE_TARGET.search(target):
-        raise UnsafeRequest("the request path holds spaces or control characters")
+    check_target(target)
     for name, value in headers:
         if not _TOKEN.match(name):
             raise UnsafeRequest(f"the header name {name[:40]!r} is not an HTTP token")
@@ -81,47 +63,10 @@ def check_request(method: bytes, target: bytes, headers: list[tuple[bytes, bytes
             raise UnsafeRequest(f"the value of header {name.decode('latin-1')} holds CR, LF or NUL")
 
 
-async def _read_body(reader: asyncio.StreamReader, headers: dict[bytes, bytes], status: int,
-                     method: str, cap: int) -> tuple[bytes, bool]:
-    """(body, whether the connection can be reused); more than `cap` bytes is a protocol error."""
-    if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
-        return b"", True
-    if b"chunked" in headers.get(b"transfer-encoding", b"").lower():
-        parts, total = [], 0
-        while True:
-            line = (await reader.readuntil(b"\r\n")).split(b";", 1)[0].strip()
-            try:
-                size = int(line, 16)
-            except ValueError:
-                raise httpx.RemoteProtocolError(f"bad chunk size {line[:20]!r}") from None
-            if size < 0:
-                raise httpx.RemoteProtocolError("negative chunk size")
-            if size == 0:
-                for _ in range(100):
-                    if (await reader.readuntil(b"\r\n")) == b"\r\n":  # trailers end with an empty line
-                        return b"".join(parts), True
-                raise httpx.RemoteProtocolError("more than 100 trailer lines")
-            total += size
-            if total > cap:
-                raise httpx.RemoteProtocolError(f"the answer is larger than {cap} bytes")
-            parts.append(await reader.readexactly(size))
-            if await reader.readexactly(2) != b"\r\n":
-                raise httpx.RemoteProtocolError("a chunk does not end with CRLF")
-    if b"content-length" in headers:
-        raw = headers[b"content-length"]
-        if not raw.isdigit():
-            raise httpx.RemoteProtocolError(f"bad Content-Length {raw[:20]!r}")
-        length = int(raw)
-        if length > cap:
-            raise httpx.RemoteProtocolError(f"the answer is larger than {cap} bytes ({length})")
-        return await reader.readexactly(length), True
-    parts, total = [], 0  # delimited by the server closing the connection
-    while chunk := await reader.read(65536):
-        total += len(chunk)
-        if total > cap:
-            raise httpx.RemoteProtocolError(f"the answer is larger than {cap} bytes")
-        parts.append(chunk)
-    return b"".join(parts), False
+def check_target(target: bytes) -> None:
+    """Refuse a request target holding spaces or control characters."""
+    if not target or _UNSAFE_TARGET.search(target):
+        raise UnsafeRequest("the request path holds spaces or control characters")
 
 
 class PooledTransport(httpx.AsyncBaseTransport):
@@ -132,96 +77,94 @@ class PooledTransport(httpx.AsyncBaseTransport):
         self.max_idle = max_idle_per_host
         self.max_body = max_body
         self.idle_expiry = idle_expiry
-        self._idle: dict[Origin, list[_Conn]] = {}
+        self._idle: dict[Origin, list[Connection]] = {}
         self._tls: ssl.SSLContext | None = None
+        self._deadlines = Deadlines()
 
-    async def _connect(self, origin: Origin, timeout: float | None) -> _Conn:
+    async def _connect(self, origin: Origin, timeout: float | None) -> Connection:
         scheme, host, port = origin
         tls = None
         if scheme == "https":
             if self._tls is None:
                 self._tls = ssl.create_default_context()
             tls = self._tls
+        loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_connection(host, port, ssl=tls,
-                                                               server_hostname=host if tls else None)
+                _, conn = await loop.create_connection(lambda: Connection(self.max_body), host, port, ssl=tls,
+                                                       server_hostname=host if tls else None)
         except TimeoutError as exc:
             raise httpx.ConnectTimeout(f"connecting to {host}:{port} timed out") from exc
         except OSError as exc:
             raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc}") from exc
-        return _Conn(reader, writer)
+        return conn
 
-    def _checkout(self, origin: Origin) -> _Conn | None:
+    def _checkout(self, origin: Origin) -> Connection | None:
         """The newest idle connection still fit to use; stale ones are closed on the way."""
         idle = self._idle.get(origin)
+        if not idle:
+            return None
         now = time.monotonic()
         while idle:
             conn = idle.pop()
             if conn.usable(now, self.idle_expiry):
                 return conn
-            conn.close()
+            conn.abort()
         return None
 
     async def exchange(self, origin: Origin, method: str, payload: bytes, connect_timeout: float | None,
                        read_timeout: float | None) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         """Send one serialised request and read its response on a pooled connection."""
-        where = f"{method} {origin[1]}:{origin[2]}"
         for attempt in (1, 2):
             conn = self._checkout(origin) if attempt == 1 else None
             reused = conn is not None
             if conn is None:
                 conn = await self._connect(origin, connect_timeout)
-            written = False
+            answer = conn.begin(method == "HEAD")
+            written = conn.write(payload)
+            if written is False:
+                conn.abort()
+                if attempt == 1:
+                    continue  # nothing reached the server: once more on a fresh connection
+                raise httpx.WriteError(f"{method} {origin[1]}:{origin[2]}: the connection broke while sending")
+            if read_timeout is not None:
+                self._deadlines.watch(conn, conn.loop.time() + read_timeout)
             try:
-                async with asyncio.timeout(read_timeout):
-                    # asyncio.timeout arms one timer; wait_for would also wrap the read in a task of its own.
-                    if not await self._write(conn, payload):
-                        conn.close()
-                        if attempt == 1:
-                            continue  # nothing reached the server: once more on a fresh connection
-                        raise httpx.WriteError(f"{where}: the connection broke while sending")
+                if written is None:  # the kernel has not taken all of it yet
+                    await conn.drained
                     written = True
-                    response = await self._response(conn, method)
-            except TimeoutError:
-                conn.close()
+                status, headers, content, keep = await answer
+            except Late:
+                where = f"{method} {origin[1]}:{origin[2]}"
                 if not written:  # the server stopped reading before it had the whole request
                     raise httpx.WriteTimeout(f"{where}: could not send within {read_timeout:g} s") from None
                 raise AnswerTimeout(f"{where} got no answer in {read_timeout:g} s") from None
-            except (OSError, asyncio.IncompleteReadError) as exc:
-                conn.close()
-                silent = not getattr(exc, "partial", b"")
-                if attempt == 1 and reused and silent and method in IDEMPOTENT:
+            except Broken as exc:
+                conn.abort()
+                if not written:
+                    if attempt == 1:
+                        continue
+                    raise httpx.WriteError(f"{method} {origin[1]}:{origin[2]}: {exc}") from None
+                if attempt == 1 and reused and not exc.partial and method in IDEMPOTENT:
                     continue  # the server had closed a kept-alive connection; repeating is harmless
-                raise OutcomeUnknown(f"{where}: the connection broke before the answer ({exc!r})") from None
-            except (ValueError, asyncio.LimitOverrunError, httpx.RemoteProtocolError) as exc:
-                conn.close()
-                if isinstance(exc, httpx.RemoteProtocolError):
-                    raise
-                raise httpx.RemoteProtocolError(f"{where}: malformed answer ({exc})") from None
-            status, headers, content, keep = response
-            idle = self._idle.setdefault(origin, [])
-            if keep and len(idle) < self.max_idle:
+                raise OutcomeUnknown(f"{method} {origin[1]}:{origin[2]}: the connection broke before the answer "
+                                     f"({exc})") from None
+            except Malformed as exc:
+                conn.abort()
+                raise httpx.RemoteProtocolError(f"{method} {origin[1]}:{origin[2]}: {exc}") from None
+            finally:
+                if read_timeout is not None:
+                    self._deadlines.done(conn)
+            idle = self._idle.get(origin)
+            if idle is None:
+                idle = self._idle[origin] = []
+            if keep and not conn.closed and len(idle) < self.max_idle:
                 conn.idle_since = time.monotonic()
                 idle.append(conn)
             else:
-                conn.close()
+                conn.abort()
             return status, headers, content
         raise AssertionError("unreachable")
-
-    @staticmethod
-    async def _write(conn: _Conn, payload: bytes) -> bool:
-        """Hand the whole request to the kernel; False if the connection broke before all of it went."""
-        writer = conn.writer
-        writer.write(payload)
-        if writer.is_closing():  # the send itself failed: the peer had reset or closed the socket
-            return False
-        if writer.transport.get_write_buffer_size():
-            try:
-                await writer.drain()
-            except (ConnectionError, OSError):
-                return False
-        return True
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
@@ -238,47 +181,30 @@ class PooledTransport(httpx.AsyncBaseTransport):
                                                      timeouts.get("read"))
         return httpx.Response(status, headers=pairs, content=content, request=request)
 
-    async def _response(self, conn: _Conn, method: str) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
-        for _ in range(10):
-            head = await conn.reader.readuntil(b"\r\n\r\n")
-            lines = head[:-4].split(b"\r\n")
-            version, code = lines[0][:8], lines[0][9:12]
-            if version not in (b"HTTP/1.1", b"HTTP/1.0") or not code.isdigit():
-                raise httpx.RemoteProtocolError(f"not an HTTP/1.x status line: {lines[0][:40]!r}")
-            status = int(code)
-            if status != 100:
-                break
-        else:
-            raise httpx.RemoteProtocolError("more than 10 interim answers")
-        pairs = []
-        index = {}
-        for line in lines[1:]:
-            name, colon, value = line.partition(b":")
-            if not colon:
-                raise httpx.RemoteProtocolError(f"a header line without a colon: {line[:40]!r}")
-            value = value.strip()
-            pairs.append((name, value))
-            index[name.lower()] = value
-        content, reusable = await _read_body(conn.reader, index, status, method, self.max_body)
-        keep = reusable and version == b"HTTP/1.1" and index.get(b"connection", b"").lower() != b"close"
-        return status, pairs, content, keep
-
     async def aclose(self) -> None:
         for conns in self._idle.values():
             for conn in conns:
-                conn.close()
+                conn.abort()
         self._idle.clear()
 
 
 class LeanResponse:
     """The parts of an httpx.Response that MaxClient reads."""
 
-    __slots__ = ("status_code", "headers", "content")
+    __slots__ = ("status_code", "_pairs", "_headers", "content")
 
     def __init__(self, status: int, headers: list[tuple[bytes, bytes]], content: bytes) -> None:
         self.status_code = status
-        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers}
+        self._pairs = headers
+        self._headers: dict[str, str] | None = None
         self.content = content
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Header names in lower case; decoded when first read (most answers are only status and JSON)."""
+        if self._headers is None:
+            self._headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in self._pairs}
+        return self._headers
 
     @property
     def reason_phrase(self) -> str:
@@ -305,6 +231,8 @@ class LeanClient:
         self.connect_timeout = connect_timeout
         self.pool = PooledTransport(max_body=max_body, idle_expiry=idle_expiry)
         self._origins: dict[str, tuple[Origin, bytes, bytes]] = {}
+        # (method, host, headers) -> the request's checked header lines: the same few recur on every call.
+        self._heads: dict[tuple[str, bytes, tuple[tuple[str, str], ...]], bytes] = {}
 
     def _split(self, url: str) -> tuple[Origin, bytes, bytes]:
         scheme, rest = url.split("://", 1)
@@ -323,21 +251,36 @@ class LeanClient:
                       timeout: float | None = None) -> LeanResponse:
         origin, host, path = self._split(url)
         if params:
-            path += (b"&" if b"?" in path else b"?") + urlencode(params).encode()
+            path += (b"&" if b"?" in path else b"?") + query_string(params).encode()
+        check_target(path)
+        key = (method, host, tuple(headers.items()) if headers else ())
+        head = self._heads.get(key)
+        if head is None:
+            extra = [(k.encode("latin-1"), v.encode("utf-8")) for k, v in key[2]]
+            check_request(method.encode(), b"/", [(b"Host", host), *extra])
+            head = b"".join(b"%s: %s\r\n" % pair for pair in [(b"Host", host), *extra])
+            if len(self._heads) >= 256:  # tokens come and go; a bounded cache is enough
+                self._heads.clear()
+            self._heads[key] = head
         body = content or b""
-        extra = [(k.encode("latin-1"), v.encode("utf-8")) for k, v in (headers or {}).items()]
-        check_request(method.encode(), path, [(b"Host", host), *extra])
-        lines = [b"%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n" % (method.encode(), path, host, len(body))]
-        lines += [b"%s: %s\r\n" % pair for pair in extra]
-        lines.append(b"\r\n")
-        lines.append(body)
+        payload = b"%s %s HTTP/1.1\r\n%sContent-Length: %d\r\n\r\n%s" % (method.encode(), path, head, len(body), body)
         wait = self.timeout if timeout is None else timeout
         connect = wait if self.connect_timeout is None else self.connect_timeout
-        status, pairs, data = await self.pool.exchange(origin, method, b"".join(lines), connect, wait)
+        status, pairs, data = await self.pool.exchange(origin, method, payload, connect, wait)
         return LeanResponse(status, pairs, data)
 
     async def aclose(self) -> None:
         await self.pool.aclose()
+
+
+def query_string(params: dict[str, Any]) -> str:
+    """`urlencode(params)`, without its quoting work for the usual integer ids under plain names."""
+    parts = []
+    for name, value in params.items():
+        if type(value) is not int or not (name.isascii() and name.isidentifier()):
+            return urlencode(params)
+        parts.append(f"{name}={value}")
+    return "&".join(parts)
 
 
 def make_client(timeout: float = 10.0, **kwargs: Any) -> httpx.AsyncClient:

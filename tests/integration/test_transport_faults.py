@@ -270,3 +270,41 @@ async def test_a_request_the_server_never_reads_is_a_write_timeout_not_an_unknow
     finally:
         await client.aclose()
         server.close()
+
+
+async def test_bytes_after_an_answer_retire_its_connection() -> None:
+    async def handler(n: int, request: bytes, writer: asyncio.StreamWriter) -> bool:
+        writer.write(OK + (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno" if n == 1 else b""))
+        return True
+
+    async with Scripted(handler) as server:
+        client = LeanClient(timeout=3)
+        assert (await client.request("GET", server.url + "/a")).content == b"ok"
+        await asyncio.sleep(0.05)
+        assert (await client.request("GET", server.url + "/a")).content == b"ok"  # not the stray "no"
+        assert server.connections == 2
+        await client.aclose()
+
+
+async def test_an_answer_to_head_ends_with_its_headers() -> None:
+    async def handler(n: int, request: bytes, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n")  # the length of the body GET would get
+        return True
+
+    async with Scripted(handler) as server:
+        client = LeanClient(timeout=3)
+        answer = await client.request("HEAD", server.url + "/a")
+        assert (answer.status_code, answer.content) == (200, b"")
+        await client.aclose()
+
+
+async def test_an_answer_with_endless_headers_is_a_protocol_error() -> None:
+    async def handler(n: int, request: bytes, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-%d: %s\r\n" % (i, b"v" * 900) for i in range(200)))
+        return True
+
+    async with Scripted(handler) as server:
+        client = LeanClient(timeout=3)
+        with pytest.raises(httpx.RemoteProtocolError, match="head is larger"):
+            await client.request("GET", server.url + "/a")
+        await client.aclose()
