@@ -48,73 +48,78 @@ return 0
 
 # KEYS: lock, dialog, timeline stream, this bucket's mark set, timers, outbox, outq, actq, acts, outc,
 #       the bot's rate, funnel expiry info hash, funnel counter index.
-# ARGV: token, dialog ('' drops it), ttl, mark ('' none), mark set ttl, member, wake time ('' none),
-#       timeline record ('' none), stream max length, c funnel pairs ('' counts nothing), claim end, now,
-#       n outbox, had timer, rate interval ms ('' keeps no rate), read unlocked ('' the lock is held), the
-#       dialog as read unlocked ('' none), lock ms, outbox items..., then when counting:
-#       prior gone ('1'), expiry info ('' drops it, '=' keeps it as it is), hour, the bot's counter key prefix,
-#       counter key ttl, c (group, field) pairs; then action (id, json) pairs.
+# ARGV[1]: the arguments as one MessagePack array A (hiredis frames every argument with a sprintf and a
+#       copy, so one bulk string costs the client a fraction of forty); ARGV[2] and ARGV[3], binary, are
+#       A[2] and A[17] (Redis's MessagePack reader has no binary type). A: token, dialog ('' drops it), ttl,
+#       mark ('' none), mark set ttl, member, wake time ('' none), timeline record ('' none), stream max
+#       length, c funnel pairs ('' counts nothing), claim end, now, n outbox, had timer, rate interval ms
+#       ('' keeps no rate), read unlocked ('' the lock is held), the dialog as read unlocked ('' none), lock
+#       ms, outbox items..., then when counting: prior gone ('1'), expiry info ('' drops it, '=' keeps it as
+#       it is), hour, the bot's counter key prefix, counter key ttl, c (group, field) pairs; then action
+#       (id, json) pairs. Times come as text, their exact digits; ttl, c and n as numbers.
 # KEYS[14..]: the older mark sets, when read unlocked.
 # Returns 0 when the lock was lost, 1 when saved, {2, ms to the first send's rate slot or -1} when
 # saved and the caller now holds the outbox claim. Read unlocked, it saves only when the lock is free, the
 # mark new and the dialog as read; else {3, what BEGIN answers} (the lock then held if that is 0).
 COMMIT = Script(GCRA + FUNNEL + """
-if ARGV[16] == '' then
-  if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local A = cmsgpack.unpack(ARGV[1])
+A[2], A[17] = ARGV[2], ARGV[3]
+if A[16] == '' then
+  if redis.call('GET', KEYS[1]) ~= A[1] then return 0 end
 else
   -- the script runs alone: a lock nobody holds now is not taken meanwhile, so it is only taken (and the
   -- caller then holds it) when the dialog changed and must be stepped again
   if redis.call('EXISTS', KEYS[1]) == 1 then return {3, 1, redis.call('PTTL', KEYS[1])} end
-  if ARGV[4] ~= '' then
-    local seen = redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 1
-    for i = 14, #KEYS do seen = seen or redis.call('SISMEMBER', KEYS[i], ARGV[4]) == 1 end
+  if A[4] ~= '' then
+    local seen = redis.call('SISMEMBER', KEYS[4], A[4]) == 1
+    for i = 14, #KEYS do seen = seen or redis.call('SISMEMBER', KEYS[i], A[4]) == 1 end
     if seen then return {3, 2} end
   end
   local stored = redis.call('GET', KEYS[2])
-  if (stored or '') ~= ARGV[17] then
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[18])
+  if (stored or '') ~= A[17] then
+    redis.call('SET', KEYS[1], A[1], 'PX', A[18])
     return {3, 0, stored}
   end
 end
-if ARGV[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
-if ARGV[4] ~= '' and redis.call('SADD', KEYS[4], ARGV[4]) == 1 and redis.call('TTL', KEYS[4]) < 0 then
-  redis.call('EXPIRE', KEYS[4], ARGV[5])
+if A[2] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], A[2], 'EX', A[3]) end
+if A[4] ~= '' and redis.call('SADD', KEYS[4], A[4]) == 1 and redis.call('TTL', KEYS[4]) < 0 then
+  redis.call('EXPIRE', KEYS[4], A[5])
 end
-if ARGV[7] ~= '' then redis.call('ZADD', KEYS[5], ARGV[7], ARGV[6])
-elseif ARGV[14] == '1' or ARGV[2] == '' then redis.call('ZREM', KEYS[5], ARGV[6]) end
-if ARGV[8] ~= '' then
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[9], '*', 'm', ARGV[6], 'r', ARGV[8])
+if A[7] ~= '' then redis.call('ZADD', KEYS[5], A[7], A[6])
+elseif A[14] == '1' or A[2] == '' then redis.call('ZREM', KEYS[5], A[6]) end
+if A[8] ~= '' then
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', A[9], '*', 'm', A[6], 'r', A[8])
 end
-local n = tonumber(ARGV[13])
+local n = tonumber(A[13])
 local result = 1
 if n > 0 then
-  redis.call('RPUSH', KEYS[6], unpack(ARGV, 19, 18 + n))
-  if redis.call('ZADD', KEYS[7], 'NX', ARGV[11], ARGV[6]) == 1 then
-    redis.call('HSET', KEYS[10], ARGV[6], ARGV[1])
+  redis.call('RPUSH', KEYS[6], unpack(A, 19, 18 + n))
+  if redis.call('ZADD', KEYS[7], 'NX', A[11], A[6]) == 1 then
+    redis.call('HSET', KEYS[10], A[6], A[1])
     result = {2, -1}
     -- one slot per queued send: the first waits for the returned time, the k-th k intervals longer
-    if ARGV[15] ~= '' then result[2] = reserve(KEYS[11], tonumber(ARGV[15]) * n, 0) end
+    if A[15] ~= '' then result[2] = reserve(KEYS[11], tonumber(A[15]) * n, 0) end
   end
 end
 local first_action = 19 + n
-if ARGV[10] ~= '' then
-  local c, at = tonumber(ARGV[10]), 19 + n
+if A[10] ~= '' then
+  local c, at = tonumber(A[10]), 19 + n
   first_action = at + 5 + 2 * c
-  if ARGV[at] == '1' then count_expired(KEYS[12], ARGV[6], ARGV[at + 3], ARGV[at + 2], KEYS[13], ARGV[at + 4]) end
-  if ARGV[at + 1] == '' then
-    redis.call('HDEL', KEYS[12], ARGV[6])
-  elseif ARGV[at + 1] ~= '=' then
-    redis.call('HSET', KEYS[12], ARGV[6], ARGV[at + 1])
+  if A[at] == '1' then count_expired(KEYS[12], A[6], A[at + 3], A[at + 2], KEYS[13], A[at + 4]) end
+  if A[at + 1] == '' then
+    redis.call('HDEL', KEYS[12], A[6])
+  elseif A[at + 1] ~= '=' then
+    redis.call('HSET', KEYS[12], A[6], A[at + 1])
   end
   for i = at + 5, at + 4 + 2 * c, 2 do
-    bump(ARGV[at + 3] .. ARGV[i], ARGV[i + 1], ARGV[at + 2], KEYS[13], ARGV[at + 4])
+    bump(A[at + 3] .. A[i], A[i + 1], A[at + 2], KEYS[13], A[at + 4])
   end
 end
-for i = first_action, #ARGV, 2 do
-  redis.call('HSET', KEYS[9], ARGV[i], ARGV[i + 1])
-  redis.call('ZADD', KEYS[8], ARGV[12], ARGV[i])
+for i = first_action, #A, 2 do
+  redis.call('HSET', KEYS[9], A[i], A[i + 1])
+  redis.call('ZADD', KEYS[8], A[12], A[i])
 end
-if ARGV[16] == '' then redis.call('DEL', KEYS[1]) end
+if A[16] == '' then redis.call('DEL', KEYS[1]) end
 return result
 """)
 
