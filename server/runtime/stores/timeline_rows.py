@@ -13,10 +13,14 @@ T = TimelineRow.__table__
 
 
 async def append(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
-    """Insert records ({bot_id, user_id, at, record, stream_id?}) and keep each user's newest TIMELINE_CAP.
+    """Insert records and keep each of their users' newest TIMELINE_CAP (`insert`, then `cap`)."""
+    await insert(conn, rows)
+    await cap(conn, {(row["bot_id"], row["user_id"]) for row in rows})
 
-    A record already moved (same stream_id) is not inserted again, so a repeated move is harmless.
-    """
+
+async def insert(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+    """Insert records ({bot_id, user_id, at, record, stream_id?}); a record already moved (same stream_id)
+    is not inserted again, so a repeated move is harmless."""
     if not rows:
         return
     postgres = conn.dialect.name == "postgresql"
@@ -25,10 +29,15 @@ async def append(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
     await conn.exec_driver_sql(
         f"INSERT INTO {T.name} (bot_id, user_id, at, record, stream_id) VALUES {marks} ON CONFLICT DO NOTHING",
         [(row["bot_id"], row["user_id"], row["at"], row["record"], row.get("stream_id")) for row in rows])
-    users = sorted({(row["bot_id"], row["user_id"]) for row in rows})
+
+
+async def cap(conn: AsyncConnection, users: set[tuple[str, str]]) -> None:
+    """Delete the records of these (bot, user)s beyond each one's newest TIMELINE_CAP."""
+    if not users:
+        return
     mine = tuple_(T.c.bot_id, T.c.user_id)
     # Counting index entries is cheap; the ranking below runs only for the few users past the cap.
-    full = (await conn.execute(select(T.c.bot_id, T.c.user_id).where(mine.in_(users))
+    full = (await conn.execute(select(T.c.bot_id, T.c.user_id).where(mine.in_(sorted(users)))
                                .group_by(T.c.bot_id, T.c.user_id).having(func.count() > TIMELINE_CAP))).all()
     if full:
         ranked = (select(T.c.id, func.row_number().over(partition_by=(T.c.bot_id, T.c.user_id),

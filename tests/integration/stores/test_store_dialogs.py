@@ -415,3 +415,34 @@ async def test_redis_erasure_waits_for_a_timeline_move_in_progress(store: Dialog
     assert (await asyncio.wait_for(erasing, 5))["timeline"] == 2
     assert await leftovers(store, bot, "9") == []
     assert await store.client.call("GET", store.keys.mover) is None, "erasure gives the lease back"
+
+
+async def test_redis_moves_cap_each_users_records_every_little_while(store: DialogStore, bot: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting a user's rows costs as much as inserting them: moves cap the users they grew now and then."""
+    from server.runtime.keys import member
+    from server.runtime.stores import redis as redis_store, timeline_rows
+    from server.runtime.stores.base import TIMELINE_CAP
+
+    if not isinstance(store, RedisStore):
+        pytest.skip("only Redis stages timelines on their way to the database")
+
+    async def add(n: int) -> None:
+        for i in range(n):
+            await store.client.call("XADD", store.keys.timeline, "*", "m", member(bot, "5"), "r", f'{{"n":{i}}}')
+
+    async def rows() -> int:
+        async with store.timeline_db.connect() as conn:  # type: ignore[union-attr]
+            return len(await timeline_rows.read(conn, bot, "5"))
+
+    await add(TIMELINE_CAP + 5)
+    await store.move_timeline()  # the first move of a process caps at once
+    assert await rows() == TIMELINE_CAP
+    await add(10)
+    await store.move_timeline()  # within CAP_EVERY: inserted, not counted
+    assert await rows() == TIMELINE_CAP + 10
+    assert len(await store.timeline(bot, "5")) == TIMELINE_CAP  # a reader sees the newest TIMELINE_CAP alike
+    monkeypatch.setattr(redis_store, "CAP_EVERY", 0.0)
+    await add(1)
+    await store.move_timeline()  # the users grown since the last cap are capped together
+    assert await rows() == TIMELINE_CAP
