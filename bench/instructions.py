@@ -1,6 +1,7 @@
 """CPU instructions per update of the runtime and the article bot (seed), counted by callgrind.
 
     python bench/instructions.py [--users 100,400] [--peers botflow,seed]
+    python bench/instructions.py --http [--users 300]     # botflow serve over HTTP (instructions_http.py)
 
 Throughput on a shared host swings by a factor of two between minutes; instructions executed do not. Each
 peer plays the registration-5 script for U users twice (warm-up, then measured; at most 64 in flight, the
@@ -92,6 +93,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--users", default="100,400", help="the two user counts whose difference is measured")
     ap.add_argument("--peers", default="botflow,seed")
+    ap.add_argument("--http", action="store_true", help="count botflow serve's instructions per webhook update")
     ap.add_argument("--play", help=argparse.SUPPRESS)
     args = ap.parse_args()
     sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(PEERS_DIR)]
@@ -101,6 +103,14 @@ def main() -> int:
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
         return 2
+    if args.http:
+        from instructions_http import webhook_instructions
+
+        users = int(args.users.split(",")[-1]) if args.users != "100,400" else 300
+        counted, updates = webhook_instructions(users, REDIS_URL)
+        print(f"\nregistration-5 as webhooks to botflow serve, {users} users ({updates} updates) under callgrind\n")
+        print(f"| botflow serve | {counted / updates:,.0f} instructions/update |")
+        return 0
     low, high = (int(n) for n in args.users.split(","))
     peers = args.peers.split(",")
     # One thread per peer, its two runs one after the other: a run's clean-up removes its peer's keys.

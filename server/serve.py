@@ -17,6 +17,7 @@ def run(args: Namespace) -> int:
 
     from server.app import create_app
     from server.logs import configure
+    from server.runtime.webhook_protocol import WebhookProtocol
 
     configure(settings.log_format, settings.secret_key, [settings.bootstrap_token, settings.metrics_token])
 
@@ -25,7 +26,9 @@ def run(args: Namespace) -> int:
     port = int(getattr(args, "port", None) or 8000)
     # No access log: one formatted line per request costs about as much CPU as a webhook's reply call, and
     # the runtime logs what goes wrong itself. `--access-log` turns it back on.
+    # MAX deliveries are answered by the HTTP protocol itself (webhook_protocol.py), the rest through ASGI.
     config = uvicorn.Config(app, host=host, port=port, log_level="info", proxy_headers=True, log_config=None,
+                            http=WebhookProtocol.bound(app),
                             access_log=bool(getattr(args, "access_log", False)),
                             timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout)))
     server = uvicorn.Server(config)

@@ -21,7 +21,7 @@ log = logging.getLogger("botflow.runtime.webhook")
 PREFIX = "/webhooks/max/"
 _SECRET = SECRET_HEADER.encode()
 _JSON = (b"content-type", b"application/json")
-_FAILED = msgspec.json.encode(error_body("internal_error", "Something went wrong on the server; the error is logged."))
+FAILED = msgspec.json.encode(error_body("internal_error", "Something went wrong on the server; the error is logged."))
 
 
 class _Disconnected(Exception):
@@ -73,7 +73,7 @@ class FastWebhooks:
         except Exception:  # noqa: BLE001 - as Litestar's handler for unexpected errors: 500, logged
             log.exception("unhandled error on POST %s", path)
             metrics.WEBHOOK_REQUESTS.labels(bot="-", status="500").inc()
-            status, content = 500, _FAILED
+            status, content = 500, FAILED
         await send({"type": "http.response.start", "status": status,
                     "headers": [_JSON, (b"content-length", b"%d" % len(content))]})
         await send({"type": "http.response.body", "body": content})

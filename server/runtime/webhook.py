@@ -151,8 +151,9 @@ def not_json(raw: bytes, exc: msgspec.DecodeError) -> str:
 
 
 async def answer(runtime: Any, bot_id: str, secret: str | None,
-                 read_body: Callable[[], Awaitable[bytes]]) -> tuple[int, bytes]:
-    """Status and JSON body for one delivery; shared by the Litestar route and the fast path.
+                 body: bytes | Callable[[], Awaitable[bytes]]) -> tuple[int, bytes]:
+    """Status and JSON body for one delivery (`body`, or how to read it once the secret is checked);
+    shared by the Litestar route, the ASGI fast path and the webhook protocol.
 
     200 once the turn is committed (its replies sent, or safely queued when MAX is slow), 403 for a bad
     secret, 400 for a body that is not a MAX update, 503 when the storage is unreachable (MAX retries).
@@ -167,7 +168,7 @@ async def answer(runtime: Any, bot_id: str, secret: str | None,
     if not secret_ok(bot.secret, secret):
         return _counted(bot.id, _error(
             403, "forbidden", "The X-Max-Bot-Api-Secret header does not match this bot's secret."))
-    raw = await read_body()
+    raw = body if type(body) is bytes else await body()  # type: ignore[operator]
     try:
         incoming = parse_max_update(msgspec.json.decode(raw))
     except msgspec.DecodeError as exc:
