@@ -107,9 +107,9 @@ def main() -> int:
         from instructions_http import webhook_instructions
 
         users = int(args.users.split(",")[-1]) if args.users != "100,400" else 300
-        counted, updates = webhook_instructions(users, REDIS_URL)
+        total, updates = webhook_instructions(users, REDIS_URL)
         print(f"\nregistration-5 as webhooks to botflow serve, {users} users ({updates} updates) under callgrind\n")
-        print(f"| botflow serve | {counted / updates:,.0f} instructions/update |")
+        print(f"| botflow serve | {total / updates:,.0f} instructions/update |")
         return 0
     low, high = (int(n) for n in args.users.split(","))
     peers = args.peers.split(",")

@@ -13,6 +13,7 @@ from server.runtime.stores.redis_scripts import (
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
+_pack = msgspec.msgpack.Encoder().encode
 
 
 def _id_first(item: dict[str, Any]) -> dict[str, Any]:
@@ -27,6 +28,11 @@ def _slot(ms: int) -> float | None:
 
 def _head_prefix(item_id: str) -> bytes:
     return b'{"id":' + _encode(item_id)
+
+
+def _head_text(item_id: str) -> str:
+    """`_head_prefix` as text, for a MessagePack argument (item ids are plain tokens)."""
+    return '{"id":' + _encode(item_id).decode()
 
 
 class RedisOutbox:
@@ -59,8 +65,8 @@ class RedisOutbox:
             return []
         args: list[Any] = [self.keys.base, self.keys.rate, self.interval]
         for ack in acks:
-            args += [ack.bot, ack.user, ack.owner, len(ack.ids), *(_head_prefix(i) for i in ack.ids)]
-        found = await self._run(OUTBOX_ACKS, [self.keys.outq, self.keys.outc], args)
+            args += [ack.bot, ack.user, ack.owner, len(ack.ids), *(_head_text(i) for i in ack.ids)]
+        found = await self._run(OUTBOX_ACKS, [self.keys.outq, self.keys.outc], [_pack(args)])
         return [(found[i].decode(), found[i + 1].decode(), Next(_decode(found[i + 2]), _slot(found[i + 3])))
                 for i in range(0, len(found), 4)]
 

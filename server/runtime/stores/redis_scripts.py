@@ -228,25 +228,27 @@ redis.call('HDEL', KEYS[3], ARGV[4])
 return 1
 """)
 
-# Many users' sent items dropped at once. KEYS: outq, outc. ARGV: user key prefix, rate key prefix, rate
-# interval ms ('' none), then per user: bot, user, owner, n, n head prefixes ('{"id":"<item id>"').
+# Many users' sent items dropped at once. KEYS: outq, outc. ARGV[1]: a MessagePack array A (one argument
+# instead of five per user; see COMMIT) of: user key prefix, rate key prefix, rate interval ms ('' none),
+# then per user: bot, user, owner, n, n head prefixes ('{"id":"<item id>"').
 # Returns bot, user, next head, ms to its rate slot (-1: none) for every user whose queue goes on.
 OUTBOX_ACKS = Script(GCRA + """
+local A = cmsgpack.unpack(ARGV[1])
 local out = {}
 local i = 4
-while i <= #ARGV do
-  local bot, user, owner, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
+while i <= #A do
+  local bot, user, owner, n = A[i], A[i + 1], A[i + 2], A[i + 3]
   local m = bot .. '|' .. user
-  local list = ARGV[1] .. '{' .. bot .. ':' .. user .. '}:o'
+  local list = A[1] .. '{' .. bot .. ':' .. user .. '}:o'
   if redis.call('HGET', KEYS[2], m) == owner then
     for j = i + 4, i + 3 + n do
       local head = redis.call('LINDEX', list, 0)
-      if head and string.sub(head, 1, #ARGV[j]) == ARGV[j] then redis.call('LPOP', list) end
+      if head and string.sub(head, 1, #A[j]) == A[j] then redis.call('LPOP', list) end
     end
     local nxt = redis.call('LINDEX', list, 0)
     if nxt then
       local wait = -1
-      if ARGV[3] ~= '' then wait = reserve(ARGV[2] .. bot, tonumber(ARGV[3]), 0) end
+      if A[3] ~= '' then wait = reserve(A[2] .. bot, tonumber(A[3]), 0) end
       out[#out + 1] = bot
       out[#out + 1] = user
       out[#out + 1] = nxt
