@@ -412,8 +412,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
                 bot, user = split_member(fields[1].decode())
                 sid = stream_id.decode()
                 # A stream id starts with Redis's time in ms: when the record was written, for the 7-day sweep.
-                rows.append({"bot_id": bot, "user_id": user, "at": int(sid.partition("-")[0]) / 1000,
-                             "record": fields[3].decode(), "stream_id": sid})
+                rows.append((bot, user, int(sid[:sid.index("-")]) / 1000, fields[3].decode(), sid))
                 grown.add((bot, user))
             capping = len(grown) >= CAP_USERS or time.monotonic() - self._capped_at >= CAP_EVERY
             try:

@@ -160,8 +160,7 @@ class SqlStore(SqlListing, DialogStore):
             await conn.execute(self._insert(D).values(bot_id=bot, user_id=user, **values)
                                .on_conflict_do_update(index_elements=["bot_id", "user_id"], set_=values))
         if write.timeline is not None:
-            await timeline_rows.append(conn, [{"bot_id": bot, "user_id": user, "at": now,
-                                               "record": _text(write.timeline)}])
+            await timeline_rows.append(conn, [(bot, user, now, _text(write.timeline), None)])
         if write.dedupe is not None:
             expires = now + DEDUPE_TTL
             key = _mark(user, write.dedupe)

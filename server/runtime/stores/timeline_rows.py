@@ -1,8 +1,6 @@
 """Timeline records in the app's database: the SQL store's own, and the Redis store's once moved there."""
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import delete, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -12,15 +10,18 @@ from server.runtime.stores.base import TIMELINE_CAP, TIMELINE_TTL
 T = TimelineRow.__table__
 
 
-async def append(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
+Row = tuple[str, str, float, str, "str | None"]  # bot, user, at, record JSON, stream id (None: the SQL store's)
+
+
+async def append(conn: AsyncConnection, rows: list[Row]) -> None:
     """Insert records and keep each of their users' newest TIMELINE_CAP (`insert`, then `cap`)."""
     await insert(conn, rows)
-    await cap(conn, {(row["bot_id"], row["user_id"]) for row in rows})
+    await cap(conn, {(row[0], row[1]) for row in rows})
 
 
-async def insert(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
-    """Insert records ({bot_id, user_id, at, record, stream_id?}); a record already moved (same stream_id)
-    is not inserted again, so a repeated move is harmless."""
+async def insert(conn: AsyncConnection, rows: list[Row]) -> None:
+    """Insert records; a record already moved (same stream id) is not inserted again, so a repeated move is
+    harmless."""
     if not rows:
         return
     postgres = conn.dialect.name == "postgresql"
@@ -28,7 +29,7 @@ async def insert(conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
     marks = "($1, $2, $3, $4, $5)" if postgres else "(?, ?, ?, ?, ?)"
     await conn.exec_driver_sql(
         f"INSERT INTO {T.name} (bot_id, user_id, at, record, stream_id) VALUES {marks} ON CONFLICT DO NOTHING",
-        [(row["bot_id"], row["user_id"], row["at"], row["record"], row.get("stream_id")) for row in rows])
+        rows)
 
 
 async def cap(conn: AsyncConnection, users: set[tuple[str, str]]) -> None:

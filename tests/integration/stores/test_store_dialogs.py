@@ -290,13 +290,11 @@ async def test_moved_timeline_records_keep_each_users_newest_and_are_stored_once
 
     engine = make_engine(sqlite_url)
     try:
-        rows = [{"bot_id": "b", "user_id": "1", "at": float(n), "record": f'{{"n":{n}}}', "stream_id": f"0-{n}"}
-                for n in range(TIMELINE_CAP + 5)]
+        rows = [("b", "1", float(n), f'{{"n":{n}}}', f"0-{n}") for n in range(TIMELINE_CAP + 5)]
         async with engine.begin() as conn:
             await timeline_rows.append(conn, rows[:10])
             await timeline_rows.append(conn, rows)  # the first ten again: a repeated move
-            await timeline_rows.append(conn, [{"bot_id": "b", "user_id": "2", "at": 0.0, "record": "{}",
-                                               "stream_id": "1-0"}])
+            await timeline_rows.append(conn, [("b", "2", 0.0, "{}", "1-0")])
         async with engine.connect() as conn:
             kept = [stream_id for stream_id, _ in await timeline_rows.read(conn, "b", "1")]
             other = await timeline_rows.read(conn, "b", "2")
