@@ -66,6 +66,16 @@ def _scrub(text: str, token: str) -> str:
     return text.replace(token, "***") if token and token in text else text
 
 
+class _Status(msgspec.Struct):
+    """What a sender needs of an answer: whether MAX said the call failed (the rest is skipped unread)."""
+
+    success: Any = None
+    message: Any = None
+
+
+_status = msgspec.json.Decoder(_Status).decode
+
+
 class MaxClient:
     """One shared HTTP/1.1 keep-alive connection pool to MAX; every call waits for its bot's rate slot."""
 
@@ -80,6 +90,7 @@ class MaxClient:
         size = concurrency + LONG_POLL_CONNECTIONS
         limits = httpx.Limits(max_connections=size, max_keepalive_connections=size, keepalive_expiry=30.0)
         self._client = client or httpx.AsyncClient(limits=limits, timeout=timeout, http2=False)
+        self._headers: dict[str, dict[str, str]] = {}  # token -> the headers of its calls
 
     async def aclose(self) -> None:
         """Close the connection pool (only if this client created it)."""
@@ -93,16 +104,22 @@ class MaxClient:
         await self.aclose()
 
     async def request(self, token: str, method: str, path: str, *, params: dict[str, Any] | None = None,
-                      body: Any = None, long_poll: float | None = None) -> dict[str, Any]:
+                      body: Any = None, long_poll: float | None = None, answer: bool = True) -> dict[str, Any]:
         """One API call: wait for the bot's rate slot, send, return the JSON answer or raise MaxApiError.
 
         `long_poll` is how long the server may hold the call; such a call skips the in-flight cap.
+        `answer` False: the caller does not read the answer, so a success is only checked, not decoded
+        (an empty dict comes back).
         """
         if self.limiter is not None:
             await self.limiter.acquire(token_key(token))
-        headers = {"Authorization": token, **JSON_HEADERS}
+        headers = self._headers.get(token)
+        if headers is None:
+            if len(self._headers) >= 1024:  # tokens come and go; a bounded cache is enough
+                self._headers.clear()
+            headers = self._headers[token] = {"Authorization": token, **JSON_HEADERS}
         content = None if body is None else msgspec.json.encode(body)
-        query = {k: v for k, v in (params or {}).items() if v is not None}
+        query = {k: v for k, v in params.items() if v is not None} if params else {}
         url = self.base_url + path
         try:
             if long_poll is not None:
@@ -121,7 +138,21 @@ class MaxClient:
         except httpx.TransportError as exc:
             detail = _scrub(str(exc), token) or type(exc).__name__
             raise MaxApiError(None, "network", f"{method} {path} failed: {detail}", True) from None
+        if not answer and response.status_code < 400:
+            return self._checked(response, token, method, path)
         return self._result(response, token, method, path)
+
+    @staticmethod
+    def _checked(response: httpx.Response, token: str, method: str, path: str) -> dict[str, Any]:
+        """{} for a success, or the MaxApiError `_result` raises, without decoding the rest of the answer."""
+        try:
+            status = _status(response.content)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return MaxClient._result(response, token, method, path)  # not an object: `_result` says so
+        if status.success is False:
+            message = _scrub(str(status.message or "the call did not succeed"), token)
+            raise MaxApiError(response.status_code, "not.success", f"{method} {path}: {message}", False)
+        return {}
 
     @staticmethod
     def _result(response: httpx.Response, token: str, method: str, path: str) -> dict[str, Any]:
@@ -152,18 +183,19 @@ class MaxClient:
         return data
 
     async def send_message(self, token: str, *, chat_id: int | None = None, user_id: int | None = None,
-                           body: dict[str, Any]) -> dict[str, Any]:
-        """POST /messages to a chat (`chat_id`) or a user's dialog (`user_id`); returns {"message": {...}}."""
+                           body: dict[str, Any], answer: bool = True) -> dict[str, Any]:
+        """POST /messages to a chat (`chat_id`) or a user's dialog (`user_id`); returns {"message": {...}}
+        (`answer` False: {} once it succeeded)."""
         if (chat_id is None) == (user_id is None):
             raise ValueError("send_message needs exactly one of chat_id or user_id")
-        return await self.request(token, "POST", "/messages",
-                                  params={"chat_id": chat_id, "user_id": user_id}, body=body)
+        params = {"chat_id": chat_id} if chat_id is not None else {"user_id": user_id}
+        return await self.request(token, "POST", "/messages", params=params, body=body, answer=answer)
 
     async def answer_callback(self, token: str, callback_id: str, *, notification: str | None = None,
-                              message: dict[str, Any] | None = None) -> dict[str, Any]:
+                              message: dict[str, Any] | None = None, answer: bool = True) -> dict[str, Any]:
         """POST /answers: acknowledge a button press, optionally with a notification or a new message."""
         return await self.request(token, "POST", "/answers", params={"callback_id": callback_id},
-                                  body={"message": message, "notification": notification})
+                                  body={"message": message, "notification": notification}, answer=answer)
 
     async def subscribe(self, token: str, url: str, secret: str,
                         update_types: list[str] | None = None) -> dict[str, Any]:

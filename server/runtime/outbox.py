@@ -57,13 +57,14 @@ class MaxSender:
         if not bot.token:
             raise MaxApiError(None, "no.token", f"bot {bot.id} has no token", False)
         if item["op"] == "answer":
-            await self.client.answer_callback(bot.token, item["callback_id"], notification=item.get("notification"))
+            await self.client.answer_callback(bot.token, item["callback_id"], notification=item.get("notification"),
+                                              answer=False)
             return
         body = message_body(Reply(item["text"], item.get("buttons") or []))
         if item.get("chat_id") is not None:
-            await self.client.send_message(bot.token, chat_id=item["chat_id"], body=body)
+            await self.client.send_message(bot.token, chat_id=item["chat_id"], body=body, answer=False)
         else:
-            await self.client.send_message(bot.token, user_id=item["user_id"], body=body)
+            await self.client.send_message(bot.token, user_id=item["user_id"], body=body, answer=False)
 
 
 SENT, DONE, RETRY = "sent", "done", "retry"

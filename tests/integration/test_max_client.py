@@ -314,3 +314,35 @@ async def test_request_buttons_become_max_request_contact_and_geo_location(clien
     assert sent["attachments"][0]["payload"]["buttons"] == [
         [{"type": "request_contact", "text": "Отправить телефон"}],
         [{"type": "request_geo_location", "text": "Где вы?"}]]
+
+
+@pytest.mark.parametrize("body,outcome", [
+    (b'{"message":{"body":{"mid":"m1","text":"hi"}}}', {}),
+    (b'{"success":false,"message":"chat ' + KNOWN_TOKEN.encode() + b' is gone"}', "not.success"),
+    (b'[1,2]', "bad.response"),
+    (b'not json at all', "bad.response"),
+], ids=["sent", "not-success", "not-an-object", "not-json"])
+async def test_a_send_whose_answer_is_not_read_is_still_checked(body: bytes, outcome: object) -> None:
+    from server.runtime.transport import LeanClient
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        await reader.readexactly(int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0]))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    lean = LeanClient(timeout=5)
+    client = MaxClient(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", rate=None, client=lean)  # type: ignore[arg-type]
+    try:
+        if isinstance(outcome, dict):
+            assert await client.send_message(KNOWN_TOKEN, chat_id=1, body={"text": "hi"}, answer=False) == outcome
+        else:
+            with pytest.raises(MaxApiError) as refused:
+                await client.send_message(KNOWN_TOKEN, chat_id=1, body={"text": "hi"}, answer=False)
+            assert refused.value.code == outcome and not refused.value.retryable
+            assert KNOWN_TOKEN not in str(refused.value)
+    finally:
+        await lean.aclose()
+        server.close()
