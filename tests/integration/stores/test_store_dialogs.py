@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import pytest
@@ -444,3 +445,34 @@ async def test_redis_moves_cap_each_users_records_every_little_while(store: Dial
     await add(1)
     await store.move_timeline()  # the users grown since the last cap are capped together
     assert await rows() == TIMELINE_CAP
+
+
+async def test_redis_moves_trim_only_what_they_read(store: DialogStore, bot: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A move trims the stream up to its last record read; records written meanwhile stay for the next."""
+    from server.runtime.keys import member
+    from server.runtime.stores import timeline_rows
+
+    if not isinstance(store, RedisStore):
+        pytest.skip("only Redis stages timelines on their way to the database")
+
+    async def add(n: int) -> None:
+        await store.client.call("XADD", store.keys.timeline, "*", "m", member(bot, "7"), "r", f'{{"n":{n}}}')
+
+    for n in range(5):
+        await add(n)
+    insert = timeline_rows.insert
+
+    async def insert_while_a_turn_writes(conn, rows):  # type: ignore[no-untyped-def]
+        await add(99)  # a turn commits while the move is under way
+        await insert(conn, rows)
+
+    monkeypatch.setattr(timeline_rows, "insert", insert_while_a_turn_writes)
+    assert await store.move_timeline(limit=3) == 3
+    assert await store.move_timeline(limit=3) == 3  # the other two, and the record written meanwhile
+    monkeypatch.setattr(timeline_rows, "insert", insert)
+    assert await store.move_timeline() == 1  # the one written during the second move
+    assert await store.move_timeline() == 0
+    async with store.timeline_db.connect() as conn:  # type: ignore[union-attr]
+        moved = [json.loads(record)["n"] for _, record in await timeline_rows.read(conn, bot, "7")]
+    assert moved == [0, 1, 2, 3, 4, 99, 99]
