@@ -67,10 +67,10 @@ def _scrub(text: str, token: str) -> str:
 
 
 class _Status(msgspec.Struct):
-    """What a sender needs of an answer: whether MAX said the call failed (the rest is skipped unread)."""
+    """What a sender needs of an answer: whether MAX said the call failed (the rest, the sent message
+    included, is skipped unread)."""
 
     success: Any = None
-    message: Any = None
 
 
 _status = msgspec.json.Decoder(_Status).decode
@@ -150,8 +150,7 @@ class MaxClient:
         except (msgspec.ValidationError, msgspec.DecodeError):
             return MaxClient._result(response, token, method, path)  # not an object: `_result` says so
         if status.success is False:
-            message = _scrub(str(status.message or "the call did not succeed"), token)
-            raise MaxApiError(response.status_code, "not.success", f"{method} {path}: {message}", False)
+            return MaxClient._result(response, token, method, path)  # it raises, with MAX's message
         return {}
 
     @staticmethod
