@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import time
 from contextlib import contextmanager
 from typing import Any, AsyncIterator, Callable, Iterator, NamedTuple
@@ -74,7 +75,7 @@ EXPIRY_MARGIN = 0.25
 MARK_BUCKETS = 3
 MARK_BUCKET = DEDUPE_TTL // (MARK_BUCKETS - 1)
 # Dialogs whose last write this process remembers, so their next turn reads them without a round trip
-# (`begin(optimistic=True)`); about 200 bytes each. The oldest write is forgotten first.
+# (`begin(optimistic=True)`); about 200 bytes each. Past an eighth more, the oldest eighth is forgotten.
 WRITTEN_MAX = 50_000
 # Of those, the newest also kept as the dict that was written (about 1.2 KB each), so a dialog in active
 # talk is not decoded again on its next turn; turns copy what they change (`Session.from_dict`).
@@ -82,6 +83,13 @@ DECODED_MAX = 4096
 # COMMIT's constant arguments as the text the script compares and passes on.
 _MARK_TTL, _STREAM_MAX = str(MARK_BUCKET * (MARK_BUCKETS + 1)), str(STREAM_MAX)
 _LOCK_MS, _KEEP_SECONDS = str(LOCK_MS), str(KEEP_SECONDS)
+
+
+def _drop_oldest(cache: dict[str, Any], n: int) -> None:
+    """Forget a cache's `n` oldest entries at once: dropping one per write, the search for the first live
+    entry past the ones deleted before it cost a few microseconds a write (6x the batch)."""
+    for key in list(itertools.islice(cache, n)):
+        del cache[key]
 
 
 def mark(user: str, dedupe: str) -> bytes:
@@ -167,13 +175,13 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
         written, decoded = self._written, self._decoded
         written.pop(base, None)  # re-inserted last, so the dict's order is the order of writes
         written[base] = raw
-        if len(written) > WRITTEN_MAX:
-            del written[next(iter(written))]
+        if len(written) > WRITTEN_MAX + WRITTEN_MAX // 8:
+            _drop_oldest(written, WRITTEN_MAX // 8)
         decoded.pop(base, None)
         if session is not None:
             decoded[base] = session
-            if len(decoded) > DECODED_MAX:
-                del decoded[next(iter(decoded))]
+            if len(decoded) > DECODED_MAX + DECODED_MAX // 8:
+                _drop_oldest(decoded, DECODED_MAX // 8)
 
     def _forget(self, base: str) -> None:
         """The dialog may have changed without this process: its next turn reads it from Redis."""
@@ -396,7 +404,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
                 found.append(user)
         return list(dict.fromkeys(found))[:limit]
 
-    async def move_timeline(self, limit: int = 2000) -> int:
+    async def move_timeline(self, limit: int = 500) -> int:
         """Move the oldest stream records into the database (one replica at a time); how many moved."""
         if self.timeline_db is None:
             return 0
