@@ -15,7 +15,7 @@ import msgspec
 from server.devtools.fake_max_faults import DROP_POINTS, Faults, Plan
 from server.devtools.fake_max_http import Answer, Request
 from server.devtools.fake_max_protocol import (
-    Invalid, bot_info, check_answer, check_message, check_subscription, int_param, sent_message,
+    Invalid, bot_info, check_answer, check_message, check_subscription, int_param, sender, sent_message,
 )
 
 Json = dict[str, Any]
@@ -23,6 +23,9 @@ ERROR_CODES = {400: "proto.payload", 401: "verify.token", 404: "not.found", 405:
                429: "too.many.requests", 500: "internal.error", 503: "service.unavailable"}
 ROUTES = {"/messages": {"POST"}, "/answers": {"POST"}, "/subscriptions": {"GET", "POST", "DELETE"},
           "/updates": {"GET"}, "/me": {"GET"}}
+
+
+_sender = lru_cache(maxsize=256)(sender)  # a bot's sender fields do not change
 
 
 @lru_cache(maxsize=256)
@@ -290,7 +293,7 @@ class FakeMaxApp:
         with self._lock:
             number = self._next_mid
             self._next_mid += 1
-        return {"message": sent_message(bot_info(key), number, chat_id, user_id, payload)}
+        return {"message": sent_message(_sender(key), number, chat_id, user_id, payload)}
 
     def _subscriptions(self, method: str, query: dict[str, str], payload: Any, key: str) -> Json:
         if method == "GET":

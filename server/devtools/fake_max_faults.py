@@ -73,9 +73,17 @@ class Faults:
         recent.append(now)
         return False
 
+    def quiet(self) -> bool:
+        """No trouble is set up: every authorised call goes through at once (the common case, decided fast)."""
+        return not (self.once or self.slow or self.down or self.down_until or self.rate is not None)
+
     def plan(self, path: str, bot: str | None, authorised: bool) -> Plan:
         """The fate of a call arriving now: holds first, then outage, token, one-shot refusals, rate."""
         plan = Plan()
+        if self.quiet():
+            if not authorised:
+                plan.status = 401
+            return plan
         delay = self._take("delay", path)
         plan.hold = delay["seconds"] if delay is not None else self.slow.get(path, self.slow.get(None, 0.0))
         if self.is_down():

@@ -133,12 +133,18 @@ def bot_info(key: str) -> dict[str, Any]:
             "last_activity_time": int(time.time() * 1000), "description": None, "commands": None}
 
 
+def sender(key: str) -> dict[str, Any]:
+    """The bot as the sender of its messages."""
+    me = bot_info(key)
+    return {"user_id": me["user_id"], "first_name": me["first_name"], "username": me["username"], "is_bot": True}
+
+
 def sent_message(me: dict[str, Any], number: int, chat_id: int | None, user_id: int | None,
                  body: dict[str, Any]) -> dict[str, Any]:
-    """The Message object POST /messages answers with: sender, recipient, generated mid and seq, body."""
+    """The Message object POST /messages answers with: sender (`sender(key)`), recipient, generated mid and
+    seq, body."""
     return {
-        "sender": {"user_id": me["user_id"], "first_name": me["first_name"], "username": me["username"],
-                   "is_bot": True},
+        "sender": me,
         "recipient": {"chat_id": chat_id if chat_id is not None else user_id, "chat_type": "dialog",
                       "user_id": user_id},
         "timestamp": int(time.time() * 1000),

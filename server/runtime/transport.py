@@ -235,16 +235,18 @@ class LeanClient:
         self._heads: dict[tuple[str, bytes, tuple[tuple[str, str], ...]], bytes] = {}
 
     def _split(self, url: str) -> tuple[Origin, bytes, bytes]:
-        scheme, rest = url.split("://", 1)
-        netloc, slash, path = rest.partition("/")
-        key = f"{scheme}://{netloc}"
-        known = self._origins.get(key)
+        """(origin, Host header value, request target) of a URL; the few URLs a client calls are kept."""
+        known = self._origins.get(url)
         if known is None:
-            parts = urlsplit(key)
+            scheme, rest = url.split("://", 1)
+            netloc, slash, path = rest.partition("/")
+            parts = urlsplit(f"{scheme}://{netloc}")
             port = parts.port or (443 if scheme == "https" else 80)
-            known = ((scheme, parts.hostname or "", port), netloc.encode(), b"")
-            self._origins[key] = known
-        return known[0], known[1], (slash + path).encode() or b"/"
+            known = ((scheme, parts.hostname or "", port), netloc.encode(), (slash + path).encode() or b"/")
+            if len(self._origins) >= 1024:  # callers with ever-new URLs: a bounded cache is enough
+                self._origins.clear()
+            self._origins[url] = known
+        return known
 
     async def request(self, method: str, url: str, *, params: dict[str, Any] | None = None,
                       content: bytes | None = None, headers: dict[str, str] | None = None,

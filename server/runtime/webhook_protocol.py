@@ -67,18 +67,34 @@ class WebhookProtocol(HttpToolsProtocol):
 
     litestar: Any = None  # set on the bound subclass
     max_body = 0
+    runtime: Any = None  # the app's runtime, looked up on the first delivery (it starts with the app)
 
     @classmethod
     def bound(cls, app: Any) -> type[WebhookProtocol]:
         """This protocol serving `app`'s runtime (uvicorn's Config takes a protocol class as `http`)."""
         return type("WebhookProtocolFor", (cls,), {"litestar": app, "max_body": app.state.settings.max_body})
 
+    def on_message_begin(self) -> None:
+        # uvicorn builds the ASGI scope (and copies the app state) here; only a request ASGI serves needs
+        # one, so it is built in on_headers_complete once the target is known.
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
+
+    def _asgi(self) -> None:
+        """Serve the request through uvicorn's cycle and ASGI, as the plain protocol would."""
+        url, headers, expect = self.url, self.headers, self.expect_100_continue
+        super().on_message_begin()
+        self.url, self.expect_100_continue = url, expect
+        self.headers.extend(headers)  # the list the scope holds
+        super().on_headers_complete()
+
     def on_headers_complete(self) -> None:
         previous = self.cycle
         # With `--access-log` every request goes through uvicorn's cycle, which writes the log line.
         bot = _target(self.url) if self.parser.get_method() == b"POST" and not self.access_log else None
         if bot is None or (previous is not None and not previous.response_complete) or self.parser.should_upgrade():
-            super().on_headers_complete()
+            self._asgi()
             return
         secret, length = None, None
         for name, value in self.headers:
@@ -87,7 +103,7 @@ class WebhookProtocol(HttpToolsProtocol):
             elif name == b"content-length" and value.isdigit():
                 length = int(value)
         if length is None or length > self.max_body or self.expect_100_continue:
-            super().on_headers_complete()
+            self._asgi()
             return
         keep = self.parser.get_http_version() != "1.0" and self.parser.should_keep_alive()
         self.cycle = Delivery(bot, secret, keep)  # type: ignore[assignment]
@@ -113,7 +129,10 @@ class WebhookProtocol(HttpToolsProtocol):
     async def _answer(self, delivery: Delivery) -> None:
         body = b"".join(delivery.body)
         try:
-            status, content = await answer(self.litestar.state.runtime, delivery.bot, delivery.secret, body)
+            runtime = self.runtime
+            if runtime is None:
+                runtime = type(self).runtime = self.litestar.state.runtime  # Litestar's State is slow to read
+            status, content = await answer(runtime, delivery.bot, delivery.secret, body)
         except Exception:  # noqa: BLE001 - as Litestar's handler for unexpected errors: 500, logged
             log.exception("unhandled error on POST %s%s", PREFIX, delivery.bot)
             metrics.WEBHOOK_REQUESTS.labels(bot="-", status="500").inc()
