@@ -38,14 +38,13 @@ class _Quiet:
 class Delivery:
     """A webhook request read by the protocol: the stand-in for uvicorn's cycle while it is answered."""
 
-    __slots__ = ("bot", "secret", "keep_alive", "body", "size", "reading", "response_complete", "disconnected")
+    __slots__ = ("bot", "secret", "keep_alive", "body", "reading", "response_complete", "disconnected")
 
     message_event = _Quiet()
 
     def __init__(self, bot: str, secret: str | None, keep_alive: bool) -> None:
         self.bot, self.secret, self.keep_alive = bot, secret, keep_alive
-        self.body: list[bytes] = []
-        self.size = 0
+        self.body: list[bytes] = []  # at most the Content-Length checked against the body limit
         self.reading = True  # body parts still arrive
         self.response_complete = False
         self.disconnected = False
@@ -113,7 +112,6 @@ class WebhookProtocol(HttpToolsProtocol):
         if type(delivery) is not Delivery or not delivery.reading:
             super().on_body(body)
             return
-        delivery.size += len(body)
         delivery.body.append(body)
 
     def on_message_complete(self) -> None:
