@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -53,6 +54,21 @@ class MaxApiError(Exception):
         # The request was written but no answer came: MAX may have carried it out. Repeating it could
         # send a message twice, so callers do not retry it.
         self.unknown = unknown
+
+
+# A Retry-After beyond this is taken as this: one broken answer must not silence a bot for days.
+MAX_RETRY_AFTER = 3600.0
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (names in lower case: LeanResponse's own, httpx's either case)."""
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date, or garbage: the usual backoff applies
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return None
+    return min(seconds, MAX_RETRY_AFTER)
 
 
 @lru_cache(maxsize=1024)  # asked on every call; a bot's token rarely changes
@@ -165,12 +181,7 @@ class MaxClient:
             info = data if isinstance(data, dict) else {}
             code = str(info.get("code") or info.get("error") or f"http.{status}")
             message = _scrub(str(info.get("message") or response.reason_phrase or ""), token)
-            retry_after = None
-            if status == 429:
-                try:
-                    retry_after = float(response.headers.get("Retry-After", ""))
-                except ValueError:
-                    retry_after = None
+            retry_after = _retry_after(response.headers.get("retry-after")) if status == 429 else None
             raise MaxApiError(status, code, f"{method} {path}: {message}", retryable(status, code),
                               retry_after=retry_after)
         if not isinstance(data, dict):

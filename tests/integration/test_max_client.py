@@ -346,3 +346,28 @@ async def test_a_send_whose_answer_is_not_read_is_still_checked(body: bytes, out
     finally:
         await lean.aclose()
         server.close()
+
+
+@pytest.mark.parametrize("lean", [False, True], ids=["httpx", "lean"])
+async def test_a_429_carries_maxs_retry_after_to_the_sender(fake_max: FakeMax, lean: bool) -> None:  # noqa: F811
+    from server.runtime.transport import LeanClient
+
+    fake_max.fail_next(1, 429, "/messages", retry_after=7)
+    lean_client = LeanClient(timeout=5) if lean else None
+    client = MaxClient(fake_max.url, rate=None, client=lean_client)  # type: ignore[arg-type]
+    try:
+        with pytest.raises(MaxApiError) as refused:
+            await client.send_message(FAKE_TOKEN, chat_id=3, body={"text": "x"}, answer=False)
+    finally:
+        await client.aclose()
+        if lean_client is not None:
+            await lean_client.aclose()
+    assert (refused.value.status, refused.value.retryable, refused.value.retry_after) == (429, True, 7.0)
+
+
+@pytest.mark.parametrize("header,seconds", [("7", 7.0), ("0.5", 0.5), (None, None), ("nan", None), ("inf", None),
+                                            ("-3", None), ("Wed, 21 Oct 2026 07:28:00 GMT", None), ("1e9", 3600.0)])
+def test_retry_after_is_read_as_bounded_seconds(header: str | None, seconds: float | None) -> None:
+    from server.runtime.max_client import _retry_after
+
+    assert _retry_after(header) == seconds
