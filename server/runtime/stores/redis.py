@@ -404,7 +404,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
                 found.append(user)
         return list(dict.fromkeys(found))[:limit]
 
-    async def move_timeline(self, limit: int = 500) -> int:
+    async def move_timeline(self, limit: int = 2000) -> int:
         """Move the oldest stream records into the database (one replica at a time); how many moved."""
         if self.timeline_db is None:
             return 0
