@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import itertools
 import time
 from contextlib import contextmanager
 from typing import Any, AsyncIterator, Callable, Iterator, NamedTuple
@@ -27,31 +26,11 @@ from server.runtime.stores.redis_scripts import (
     BEGIN, COMMIT, ERASE, FOLD_EXPIRY, OUTBOX_SAMPLE, RELEASE, RENEW, WAKE,
 )
 from server.runtime.stores.resp import RedisError, RespClient, Script
+from server.runtime.stores.script_args import pack as _pack, text as _text, time as _time
+from server.runtime.stores.written import Written
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
-_pack = msgspec.msgpack.Encoder().encode
-_Raw = msgspec.Raw
-
-
-def _time(value: float) -> _Raw:
-    """A time as the shortest text that reads back exact: repr()'s digits at a tenth of repr()'s cost."""
-    return _text(_encode(value))
-
-
-def _text(data: bytes) -> _Raw:
-    """Bytes as a MessagePack string: Redis's MessagePack reader has no binary type, and text it takes."""
-    n = len(data)
-    if n < 32:
-        return _Raw(_FIXSTR[n] + data)
-    if n < 256:
-        return _Raw(b"\xd9%c%b" % (n, data))
-    if n < 65536:
-        return _Raw(b"\xda" + n.to_bytes(2, "big") + data)
-    return _Raw(b"\xdb" + n.to_bytes(4, "big") + data)
-
-
-_FIXSTR = [bytes((0xA0 | n,)) for n in range(32)]
 _dialog = dialog_codec.decode
 
 
@@ -74,22 +53,9 @@ EXPIRY_MARGIN = 0.25
 # recognised for at least DEDUPE_TTL (and up to half as long again).
 MARK_BUCKETS = 3
 MARK_BUCKET = DEDUPE_TTL // (MARK_BUCKETS - 1)
-# Dialogs whose last write this process remembers, so their next turn reads them without a round trip
-# (`begin(optimistic=True)`); about 200 bytes each. Past an eighth more, the oldest eighth is forgotten.
-WRITTEN_MAX = 50_000
-# Of those, the newest also kept as the dict that was written (about 1.2 KB each), so a dialog in active
-# talk is not decoded again on its next turn; turns copy what they change (`Session.from_dict`).
-DECODED_MAX = 4096
 # COMMIT's constant arguments as the text the script compares and passes on.
 _MARK_TTL, _STREAM_MAX = str(MARK_BUCKET * (MARK_BUCKETS + 1)), str(STREAM_MAX)
 _LOCK_MS, _KEEP_SECONDS = str(LOCK_MS), str(KEEP_SECONDS)
-
-
-def _drop_oldest(cache: dict[str, Any], n: int) -> None:
-    """Forget a cache's `n` oldest entries at once: dropping one per write, the search for the first live
-    entry past the ones deleted before it cost a few microseconds a write (6x the batch)."""
-    for key in list(itertools.islice(cache, n)):
-        del cache[key]
 
 
 def mark(user: str, dedupe: str) -> bytes:
@@ -151,9 +117,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
         self.clock = clock
         self.interval = interval_ms(send_rate) if send_rate is not None else ""
         self.interval_s = 1.0 / send_rate if send_rate is not None else 0.0
-        # base key -> the dialog as this process last wrote it (b"" when it dropped it)
-        self._written: dict[str, bytes] = {}
-        self._decoded: dict[str, dict[str, Any]] = {}  # base key -> that write as a dict (the newest ones)
+        self.written = Written()
         # (bot, mark bucket) -> the key names every turn of that bot passes then (built once, not per turn)
         self._bot_keys: dict[tuple[str, int], _BotKeys] = {}
         self._grown: set[tuple[str, str]] = set()  # users with records moved since the last cap
@@ -171,23 +135,6 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
                 k.counters + bot + "|")
         return found
 
-    def _remember(self, base: str, raw: bytes, session: dict[str, Any] | None) -> None:
-        written, decoded = self._written, self._decoded
-        written.pop(base, None)  # re-inserted last, so the dict's order is the order of writes
-        written[base] = raw
-        if len(written) > WRITTEN_MAX + WRITTEN_MAX // 8:
-            _drop_oldest(written, WRITTEN_MAX // 8)
-        decoded.pop(base, None)
-        if session is not None:
-            decoded[base] = session
-            if len(decoded) > DECODED_MAX + DECODED_MAX // 8:
-                _drop_oldest(decoded, DECODED_MAX // 8)
-
-    def _forget(self, base: str) -> None:
-        """The dialog may have changed without this process: its next turn reads it from Redis."""
-        self._written.pop(base, None)
-        self._decoded.pop(base, None)
-
     async def _run(self, script: Script, keys: list[str], args: list[Any]) -> Any:
         try:
             return await self.client.run(script, keys, args)
@@ -204,9 +151,9 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
                     optimistic: bool = False) -> Loaded:
         base = self.keys.user(bot, user)
         if optimistic:
-            raw = self._written.get(base)
+            raw = self.written.raw.get(base)
             if raw is not None:  # the commit checks lock, mark and dialog (`handle`) in its one script
-                session = (self._decoded.get(base) or _dialog(raw)) if raw else None
+                session = (self.written.decoded.get(base) or _dialog(raw)) if raw else None
                 return Loaded(OK, session, handle=raw, locked=False)
         sets = self._keys_of(bot, int(self.clock() // MARK_BUCKET)).marks
         reply = await self._run(BEGIN, [base + "l", base + "d", *sets],
@@ -259,20 +206,20 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
             result = await self.client.run(  # `_run` written out: one coroutine fewer a turn
                 COMMIT, keys, [_pack(args), dialog, b"" if loaded.locked else loaded.handle])
         except (StoreUnavailable, RedisError) as exc:
-            self._forget(base)  # it may or may not have been saved
+            self.written.forget(base)  # it may or may not have been saved
             if isinstance(exc, RedisError):
                 raise _refused(exc) from exc
             raise
         if not result:
-            self._forget(base)
+            self.written.forget(base)
             raise LockLost(f"{bot}/{user}")
         if result == 1:
-            self._remember(base, dialog, write.session)
+            self.written.remember(base, dialog, write.session)
             return None
         if result[0] == 3:
-            self._forget(base)
+            self.written.forget(base)
             raise Changed(_loaded(result[1:]))
-        self._remember(base, dialog, write.session)
+        self.written.remember(base, dialog, write.session)
         first = _slot(result[1])
         if len(write.outbox) == 1:
             return Next(write.outbox[0], first)
@@ -315,7 +262,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
         """Timeline (stream and database) under the mover's lease, then the user's keys in one script; the
         duplicate marks are digests of user and delivery, not findable by user, and lapse within 37.5 h."""
         base, k = self.keys.user(bot, user), self.keys
-        self._forget(base)
+        self.written.forget(base)
         if await self._call("GET", base + "l") != token.encode():  # checked again, atomically, by ERASE
             raise LockLost(f"{bot}/{user}")
         wanted, mover = member(bot, user).encode(), new_token()

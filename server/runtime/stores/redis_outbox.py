@@ -7,13 +7,13 @@ import msgspec
 
 from server.runtime.keys import member, split_member
 from server.runtime.stores.base import Ack, Claim, Next
+from server.runtime.stores.script_args import pack as _pack
 from server.runtime.stores.redis_scripts import (
     ACTION_LATER, CLAIM, OUTBOX_ACKS, OUTBOX_CLAIM, OUTBOX_DONE, OUTBOX_HOLD, OUTBOX_LATER,
 )
 
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
-_pack = msgspec.msgpack.Encoder().encode
 
 
 def _id_first(item: dict[str, Any]) -> dict[str, Any]:
