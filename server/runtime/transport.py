@@ -152,6 +152,9 @@ class PooledTransport(httpx.AsyncBaseTransport):
             except Malformed as exc:
                 conn.abort()
                 raise httpx.RemoteProtocolError(f"{method} {origin[1]}:{origin[2]}: {exc}") from None
+            except asyncio.CancelledError:
+                conn.abort()  # its answer would arrive with nobody to take it: the connection is not reused
+                raise
             finally:
                 if read_timeout is not None:
                     self._deadlines.done(conn)

@@ -33,6 +33,7 @@ class Scripted:
         self.handler = handler
         self.requests: list[bytes] = []
         self.connections = 0
+        self.ended = 0  # connections whose client went away
         self.server: asyncio.AbstractServer | None = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -45,7 +46,7 @@ class Scripted:
                     break
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+            self.ended += 1
         finally:
             writer.transport.abort()
 
@@ -307,4 +308,25 @@ async def test_an_answer_with_endless_headers_is_a_protocol_error() -> None:
         client = LeanClient(timeout=3)
         with pytest.raises(httpx.RemoteProtocolError, match="head is larger"):
             await client.request("GET", server.url + "/a")
+        await client.aclose()
+
+
+async def test_a_cancelled_call_closes_its_connection() -> None:
+    async def handler(n: int, request: bytes, writer: asyncio.StreamWriter) -> bool:
+        if n == 1:
+            await asyncio.sleep(1)  # the first call is cancelled while this answer is still on its way
+        writer.write(OK)
+        return True
+
+    async with Scripted(handler) as server:
+        client = LeanClient(timeout=3)
+        call = asyncio.create_task(client.request("POST", server.url + "/messages", content=b"{}"))
+        await asyncio.sleep(0.1)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert (await client.request("GET", server.url + "/me")).content == b"ok"
+        assert server.connections == 2  # the cancelled call's connection was not handed to the next one
+        await asyncio.sleep(1.2)  # the late answer is written; then the server reads on
+        assert server.ended == 1, "the cancelled call's connection was closed, not left open"
         await client.aclose()
