@@ -13,17 +13,16 @@ import collections
 import socket
 import struct
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any, Awaitable, Callable
 
 import httptools
 
 # Like uvicorn's default: an idle kept-alive connection is closed after this long.
 KEEP_ALIVE = 5.0
-# A request body larger than this is refused with 413 (the real API takes far less).
+# A request body larger than this is refused as a bad request, 400 (the real API takes far less).
 MAX_BODY = 16 * 1024 * 1024
-STATUS = {200: b"OK", 400: b"Bad Request", 401: b"Unauthorized", 404: b"Not Found", 405: b"Method Not Allowed",
-          413: b"Payload Too Large", 429: b"Too Many Requests", 500: b"Internal Server Error",
-          503: b"Service Unavailable"}
+_PHRASES = {status.value: status.phrase.encode() for status in HTTPStatus}
 
 
 @dataclass(slots=True)
@@ -56,7 +55,7 @@ Handler = Callable[[Request], "Answer | Awaitable[Answer]"]
 def head(answer: Answer, close: bool) -> bytes:
     """The status line and headers of an answer."""
     lines = [b"HTTP/1.1 %d %s\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: %d\r\n"
-             % (answer.status, STATUS.get(answer.status, b"Error"), len(answer.body))]
+             % (answer.status, _PHRASES.get(answer.status, b"Error"), len(answer.body))]
     lines += [b"%s: %s\r\n" % pair for pair in answer.headers]
     if close:
         lines.append(b"connection: close\r\n")
@@ -90,9 +89,7 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         try:
             self.parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            self._refuse(400)
-        except httptools.HttpParserError:
+        except (httptools.HttpParserError, httptools.HttpParserUpgrade):
             self._refuse(400)
 
     def connection_lost(self, exc: Exception | None) -> None:

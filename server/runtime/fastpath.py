@@ -28,10 +28,10 @@ class _Disconnected(Exception):
     """The client went away before sending the whole body."""
 
 
-def _headers(scope: dict[str, Any]) -> tuple[str | None, int | None]:
-    """(secret header, declared body length) from the raw ASGI headers."""
+def delivery_headers(headers: list[tuple[bytes, bytes]]) -> tuple[str | None, int | None]:
+    """(secret header, declared body length) from raw headers, names in lower case (ASGI's and uvicorn's)."""
     secret, length = None, None
-    for name, value in scope["headers"]:
+    for name, value in headers:
         if name == _SECRET and secret is None:
             secret = value.decode("latin-1")
         elif name == b"content-length" and value.isdigit():
@@ -49,7 +49,7 @@ class FastWebhooks:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         path = scope["path"] if scope["type"] == "http" else ""
         bot_id = path[len(PREFIX):] if path.startswith(PREFIX) and scope["method"] == "POST" else ""
-        secret, length = _headers(scope) if bot_id else (None, None)
+        secret, length = delivery_headers(scope["headers"]) if bot_id else (None, None)
         # Anything unusual (a NUL, a nested path, no or too large a Content-Length) gets Litestar's answer.
         if (not bot_id or "/" in bot_id or "\x00" in bot_id or length is None or length > self.max_body
                 or b"%00" in scope.get("query_string", b"").lower()):

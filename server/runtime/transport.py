@@ -63,6 +63,11 @@ def check_request(method: bytes, target: bytes, headers: list[tuple[bytes, bytes
             raise UnsafeRequest(f"the value of header {name.decode('latin-1')} holds CR, LF or NUL")
 
 
+def _call(method: str, origin: Origin) -> str:
+    """A call as error messages name it: method, host and port."""
+    return f"{method} {origin[1]}:{origin[2]}"
+
+
 def check_target(target: bytes) -> None:
     """Refuse a request target holding spaces or control characters."""
     if not target or _UNSAFE_TARGET.search(target):
@@ -126,7 +131,7 @@ class PooledTransport(httpx.AsyncBaseTransport):
                 conn.abort()
                 if attempt == 1:
                     continue  # nothing reached the server: once more on a fresh connection
-                raise httpx.WriteError(f"{method} {origin[1]}:{origin[2]}: the connection broke while sending")
+                raise httpx.WriteError(f"{_call(method, origin)}: the connection broke while sending")
             if read_timeout is not None:
                 self._deadlines.watch(conn, conn.loop.time() + read_timeout)
             try:
@@ -135,7 +140,7 @@ class PooledTransport(httpx.AsyncBaseTransport):
                     written = True
                 status, headers, content, keep = await answer
             except Late:
-                where = f"{method} {origin[1]}:{origin[2]}"
+                where = _call(method, origin)
                 if not written:  # the server stopped reading before it had the whole request
                     raise httpx.WriteTimeout(f"{where}: could not send within {read_timeout:g} s") from None
                 raise AnswerTimeout(f"{where} got no answer in {read_timeout:g} s") from None
@@ -144,14 +149,14 @@ class PooledTransport(httpx.AsyncBaseTransport):
                 if not written:
                     if attempt == 1:
                         continue
-                    raise httpx.WriteError(f"{method} {origin[1]}:{origin[2]}: {exc}") from None
+                    raise httpx.WriteError(f"{_call(method, origin)}: {exc}") from None
                 if attempt == 1 and reused and not exc.partial and method in IDEMPOTENT:
                     continue  # the server had closed a kept-alive connection; repeating is harmless
-                raise OutcomeUnknown(f"{method} {origin[1]}:{origin[2]}: the connection broke before the answer "
+                raise OutcomeUnknown(f"{_call(method, origin)}: the connection broke before the answer "
                                      f"({exc})") from None
             except Malformed as exc:
                 conn.abort()
-                raise httpx.RemoteProtocolError(f"{method} {origin[1]}:{origin[2]}: {exc}") from None
+                raise httpx.RemoteProtocolError(f"{_call(method, origin)}: {exc}") from None
             except asyncio.CancelledError:
                 conn.abort()  # its answer would arrive with nobody to take it: the connection is not reused
                 raise

@@ -17,13 +17,12 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from server import metrics
-from server.runtime.fastpath import FAILED, PREFIX
-from server.runtime.webhook import SECRET_HEADER, answer
+from server.runtime.fastpath import FAILED, PREFIX, delivery_headers
+from server.runtime.webhook import answer
 
 log = logging.getLogger("botflow.runtime.webhook")
 
 _PREFIX = PREFIX.encode()
-_SECRET = SECRET_HEADER.encode()
 _JSON = b"content-type: application/json\r\ncontent-length: %d\r\n"
 
 
@@ -95,12 +94,7 @@ class WebhookProtocol(HttpToolsProtocol):
         if bot is None or (previous is not None and not previous.response_complete) or self.parser.should_upgrade():
             self._asgi()
             return
-        secret, length = None, None
-        for name, value in self.headers:
-            if name == _SECRET and secret is None:
-                secret = value.decode("latin-1")
-            elif name == b"content-length" and value.isdigit():
-                length = int(value)
+        secret, length = delivery_headers(self.headers)
         if length is None or length > self.max_body or self.expect_100_continue:
             self._asgi()
             return

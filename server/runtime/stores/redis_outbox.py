@@ -7,7 +7,7 @@ import msgspec
 
 from server.runtime.keys import member, split_member
 from server.runtime.stores.base import Ack, Claim, Next
-from server.runtime.stores.script_args import pack as _pack
+from server.runtime.stores.script_args import pack as _pack, text as _text
 from server.runtime.stores.redis_scripts import (
     ACTION_LATER, CLAIM, OUTBOX_ACKS, OUTBOX_CLAIM, OUTBOX_DONE, OUTBOX_HOLD, OUTBOX_LATER,
 )
@@ -28,11 +28,6 @@ def _slot(ms: int) -> float | None:
 
 def _head_prefix(item_id: str) -> bytes:
     return b'{"id":' + _encode(item_id)
-
-
-def _head_text(item_id: str) -> str:
-    """`_head_prefix` as text, for a MessagePack argument (item ids are plain tokens)."""
-    return '{"id":' + _encode(item_id).decode()
 
 
 class RedisOutbox:
@@ -65,7 +60,7 @@ class RedisOutbox:
             return []
         args: list[Any] = [self.keys.base, self.keys.rate, self.interval]
         for ack in acks:
-            args += [ack.bot, ack.user, ack.owner, len(ack.ids), *(_head_text(i) for i in ack.ids)]
+            args += [ack.bot, ack.user, ack.owner, len(ack.ids), *(_text(_head_prefix(i)) for i in ack.ids)]
         found = await self._run(OUTBOX_ACKS, [self.keys.outq, self.keys.outc], [_pack(args)])
         return [(found[i].decode(), found[i + 1].decode(), Next(_decode(found[i + 2]), _slot(found[i + 3])))
                 for i in range(0, len(found), 4)]
