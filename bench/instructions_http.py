@@ -24,8 +24,6 @@ ROOT = HERE.parent
 def webhook_instructions(users: int, redis_url: str) -> tuple[int, int]:
     """(instructions counted, updates) for `users` users over HTTP."""
     import runtime_http as rh
-    import workload
-    from runtime_peer import flow_document
 
     fake_port, app_port = rh.free_port(), rh.free_port()
     prefix = f"bench:cg:{os.getpid()}"
@@ -35,10 +33,7 @@ def webhook_instructions(users: int, redis_url: str) -> tuple[int, int]:
     try:
         procs.append(subprocess.Popen([sys.executable, "-m", "server.devtools.fake_max", "--port", str(fake_port)],
                                       cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        env = {**os.environ, "BOTFLOW_DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/bench.db",
-               "BOTFLOW_REDIS_URL": redis_url, "BOTFLOW_REDIS_PREFIX": prefix,
-               "BOTFLOW_MAX_API_URL": f"http://127.0.0.1:{fake_port}", "BOTFLOW_BOOTSTRAP_TOKEN": rh.TOKEN,
-               "BOTFLOW_MAX_RATE": "1000000", "BOTFLOW_SECRET_KEY": "bench", "PYTHONPATH": str(ROOT)}
+        env = rh.server_env(tmp, redis_url, prefix, fake_port)
         server = subprocess.Popen(
             ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", sys.executable,
              "-m", "server.cli", "serve", "--port", str(app_port)],
@@ -46,12 +41,7 @@ def webhook_instructions(users: int, redis_url: str) -> tuple[int, int]:
         procs.append(server)
         rh.wait_ready(f"http://127.0.0.1:{fake_port}/_fake/calls")
         rh.wait_ready(f"http://127.0.0.1:{app_port}/readyz", 600)
-        api = f"http://127.0.0.1:{app_port}/api"
-        rh.call("POST", f"{api}/flows", flow_document(workload))
-        rh.call("POST", f"{api}/flows/registration5/versions", {"note": "bench"})
-        rh.call("POST", f"{api}/bots", {"id": "bench", "title": "Bench", "token": "bench-token",
-                                        "webhook_secret": rh.SECRET})
-        rh.call("POST", f"{api}/bots/bench/publish", {"flow": "registration5", "version": 1, "sessions": "keep"})
+        rh.publish_bench_bot(app_port)
         warm = [9_000_000 + i for i in range(200)]
         asyncio.run(rh.drive(app_port, rh.workload_items(app_port, warm, 50_000_000), 64))
         time.sleep(1)

@@ -178,6 +178,26 @@ def measured(port: int, args: Any, base: int, pids: list[int]) -> dict[str, Any]
     return result
 
 
+def server_env(tmp: str, redis_url: str, prefix: str, fake_port: int) -> dict[str, str]:
+    """`botflow serve`'s environment in the webhook benchmarks: SQLite in `tmp`, Redis, the fake MAX."""
+    return {**os.environ, "BOTFLOW_DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/bench.db",
+            "BOTFLOW_REDIS_URL": redis_url, "BOTFLOW_REDIS_PREFIX": prefix,
+            "BOTFLOW_MAX_API_URL": f"http://127.0.0.1:{fake_port}", "BOTFLOW_BOOTSTRAP_TOKEN": TOKEN,
+            "BOTFLOW_MAX_RATE": "1000000", "BOTFLOW_SECRET_KEY": "bench", "PYTHONPATH": str(ROOT)}
+
+
+def publish_bench_bot(app_port: int) -> None:
+    """The registration-5 flow frozen and published to the bot `bench`, through the API."""
+    from runtime_peer import flow_document
+    import workload
+
+    api = f"http://127.0.0.1:{app_port}/api"
+    call("POST", f"{api}/flows", flow_document(workload))
+    call("POST", f"{api}/flows/registration5/versions", {"note": "bench"})
+    call("POST", f"{api}/bots", {"id": "bench", "title": "Bench", "token": "bench-token", "webhook_secret": SECRET})
+    call("POST", f"{api}/bots/bench/publish", {"flow": "registration5", "version": 1, "sessions": "keep"})
+
+
 def median(runs: list[dict[str, Any]], key: str) -> float:
     values = sorted(run[key] for run in runs)
     return values[len(values) // 2]
@@ -185,9 +205,6 @@ def median(runs: list[dict[str, Any]], key: str) -> float:
 
 def run_http(args: Any) -> None:
     """Interleaved runs (botflow, ceiling, botflow, ceiling, ...) so machine drift hits both alike."""
-    from runtime_peer import flow_document
-    import workload
-
     rounds = getattr(args, "rounds", 3)
     fake_port, app_port, bare_port = free_port(), free_port(), free_port()
     prefix = f"bench:http:{os.getpid()}"
@@ -199,10 +216,7 @@ def run_http(args: Any) -> None:
         fake = subprocess.Popen([sys.executable, "-m", "server.devtools.fake_max", "--port", str(fake_port)],
                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(fake)
-        env = {**os.environ, "BOTFLOW_DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/bench.db",
-               "BOTFLOW_REDIS_URL": args.redis_url, "BOTFLOW_REDIS_PREFIX": prefix,
-               "BOTFLOW_MAX_API_URL": f"http://127.0.0.1:{fake_port}", "BOTFLOW_BOOTSTRAP_TOKEN": TOKEN,
-               "BOTFLOW_MAX_RATE": "1000000", "BOTFLOW_SECRET_KEY": "bench"}
+        env = server_env(tmp, args.redis_url, prefix, fake_port)
         server = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--port", str(app_port)],
                                   cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(server)
@@ -212,11 +226,7 @@ def run_http(args: Any) -> None:
         wait_ready(f"http://127.0.0.1:{fake_port}/_fake/calls")
         wait_ready(f"http://127.0.0.1:{app_port}/readyz")
         wait_ready(f"http://127.0.0.1:{bare_port}/schema")
-        api = f"http://127.0.0.1:{app_port}/api"
-        call("POST", f"{api}/flows", flow_document(workload))
-        call("POST", f"{api}/flows/registration5/versions", {"note": "bench"})
-        call("POST", f"{api}/bots", {"id": "bench", "title": "Bench", "token": "bench-token", "webhook_secret": SECRET})
-        call("POST", f"{api}/bots/bench/publish", {"flow": "registration5", "version": 1, "sessions": "keep"})
+        publish_bench_bot(app_port)
         for n in range(rounds):
             base = 1_000_000 * (n + 1)
             call("POST", f"http://127.0.0.1:{fake_port}/_fake/reset", {})
