@@ -17,7 +17,7 @@ from server.runtime.ratelimit import interval_ms
 from server.runtime.stores import dialog_codec, timeline_rows
 from server.runtime.stores.redis_funnel import RedisFunnel
 from server.runtime.stores.redis_listing import RedisListing
-from server.runtime.stores.redis_outbox import RedisOutbox, _id_first, _slot
+from server.runtime.stores.redis_outbox import RedisOutbox, _id_first, _slot, lease_end
 from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Changed, DialogStore, Loaded, LockLost,
     Next, Sample, StoreUnavailable, Write, new_token,
@@ -179,7 +179,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
             _time(wake) if wake is not None else "",
             _text(_encode(write.timeline)) if write.timeline is not None else "", _STREAM_MAX,
             len(counts.pairs) if counts is not None else "",
-            _time(now + write.outbox_lease), _time(now), len(write.outbox), "1" if write.had_timer else "",
+            _text(lease_end(now + write.outbox_lease)), _time(now), len(write.outbox), "1" if write.had_timer else "",
             self.interval, "" if loaded.locked else "1", "", _LOCK_MS,
         ]
         args += [_text(_encode(_id_first(item))) for item in write.outbox]
