@@ -9,6 +9,7 @@ from flows.firing import (_PLANS, FlowPlan, StatePlan, active_copy, add_state_me
                           fire, first_holding, plan)
 from flows.limits import MAX_DATA_BYTES, MAX_REPLIES, data_bytes, data_fits
 from flows.model import Flow, Transition
+from flows.patterns import occurs
 from flows.session import Effect, Reply, Session, StepResult, Update
 
 __all__ = ["step", "catch_up", "next_due", "expired"]
@@ -176,7 +177,7 @@ def _matches(entry: tuple[str, Transition, frozenset[str], Any], update: Update,
     if on == "button":
         return update.kind == "button" and update.payload == tr.payload
     if on == "text":
-        return text is not None and (text.lower() in match_set or (rx is not None and rx.search(text) is not None))
+        return text is not None and (text.lower() in match_set or (rx is not None and occurs(rx, text)))
     if on == "attachment":
         if update.kind != "message":
             return False
