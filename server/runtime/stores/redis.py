@@ -38,11 +38,10 @@ _dialog = dialog_codec.decode
 # timeline in Redis. Should the database stay away, the stream keeps the newest STREAM_MAX records.
 STREAM_MAX = 1_000_000
 STREAM_READ = 10_000  # records not yet moved that a timeline read looks through
-# Moved records are capped per user (TIMELINE_CAP) every CAP_EVERY seconds, or once CAP_USERS users got
-# records: counting a user's rows costs as much as inserting them, and an active user gets records in
-# many batches. Reads take the newest TIMELINE_CAP, so a user briefly past the cap changes nothing.
+# Moved records are capped per user (TIMELINE_CAP) every CAP_EVERY seconds: counting a user's rows costs
+# as much as inserting them, and an active user gets records in many batches. Reads take the newest
+# TIMELINE_CAP, so a user briefly past the cap changes nothing.
 CAP_EVERY = 10.0
-CAP_USERS = 10_000
 SWEEP_BATCH = 500  # due timer entries a sweep looks at per script call (each call blocks Redis briefly)
 WAKE_ROUNDS = 10  # script calls one timer pass makes at most when the entries it meets are of ended dialogs
 # A dialog's expiry is looked at this long after its key's TTL, so the key is surely gone by then.
@@ -120,7 +119,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
         self.written = Written()
         # (bot, mark bucket) -> the key names every turn of that bot passes then (built once, not per turn)
         self._bot_keys: dict[tuple[str, int], _BotKeys] = {}
-        self._grown: set[tuple[str, str]] = set()  # users with records moved since the last cap
+        self._capped_id: int | None = None  # records above this id were moved since the last cap
         self._capped_at = 0.0
 
     def _keys_of(self, bot: str, bucket: int) -> _BotKeys:
@@ -362,21 +361,21 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
             if not entries:
                 return 0
             rows = []
-            grown = self._grown
             for stream_id, fields in entries:
                 bot, user = split_member(fields[1].decode())
                 sid = stream_id.decode()
                 # A stream id starts with Redis's time in ms: when the record was written, for the 7-day sweep.
                 rows.append((bot, user, int(sid[:sid.index("-")]) / 1000, fields[3].decode(), sid))
-                grown.add((bot, user))
-            capping = len(grown) >= CAP_USERS or time.monotonic() - self._capped_at >= CAP_EVERY
+            capping = time.monotonic() - self._capped_at >= CAP_EVERY
             try:
                 async with self.timeline_db.begin() as conn:
+                    if self._capped_id is None:  # the first move of this process: what it moves is capped
+                        self._capped_id = await timeline_rows.newest_id(conn)
                     await timeline_rows.insert(conn, rows)
                     if capping:
-                        await timeline_rows.cap(conn, grown)
+                        capped_id = await timeline_rows.cap_since(conn, self._capped_id)
                 if capping:
-                    self._grown, self._capped_at = set(), time.monotonic()
+                    self._capped_id, self._capped_at = capped_id, time.monotonic()
             except (DBAPIError, OSError, TimeoutError) as exc:
                 raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
             # Everything up to the last record read was read: ids only grow, and this replica holds the
