@@ -21,7 +21,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _p  # type: ignore[no-redef]
 
-__all__ = ["Pattern", "compile_pattern", "pattern_problem", "search"]
+__all__ = ["Pattern", "compile_pattern", "occurs", "pattern_problem", "search"]
 
 
 class Pattern(Protocol):
