@@ -13,7 +13,7 @@ from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.exceptions import HTTPException, PermissionDeniedException
-from litestar.middleware.session.client_side import CookieBackendConfig
+from litestar.middleware.session.client_side import ClientSideSessionBackend, CookieBackendConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
@@ -41,7 +41,7 @@ from server.settings import Settings
 from server.static_files import StaticFiles
 from web.i18n import configure_templates, language_middleware
 from web.pages_auth import refused_form
-from web.pages_fallback import page_or_json
+from web.pages_fallback import page_or_json, visitor_hook
 from web.routes import ROUTES as WEB_ROUTES
 
 log = logging.getLogger("botflow.app")
@@ -134,6 +134,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                     language_middleware],
         csrf_config=csrf_config,
         exception_handlers=exception_handlers(),  # type: ignore[arg-type]
+        after_exception=[visitor_hook(ClientSideSessionBackend(config=session_config))],
         on_startup=[startup],
         on_shutdown=[shutdown],
         request_max_body_size=settings.max_body,

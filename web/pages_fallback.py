@@ -1,13 +1,19 @@
 """What a browser gets where there is no page: the icon, and a 404 page instead of the API's JSON."""
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from litestar import Request, Response, get
 from litestar.exceptions import HTTPException
+from litestar.middleware.session.client_side import ClientSideSessionBackend
 from litestar.response import Template
+from litestar.types import Scope
+from litestar.utils.scope.state import ScopeState
 
-from server.auth import current_user
+from server.auth import current_user, user_for_session
+from server.csrf import CSRF_COOKIE, signed_by
 from server.errors import http_exception_handler
 from web.i18n import COOKIE, choose, format_size, set_language
 from web.i18n import gettext as _
@@ -15,6 +21,7 @@ from web.pages import is_htmx, problem
 
 ICON = Path(__file__).resolve().parent / "static" / "favicon.svg"  # web/static: the repository link or the wheel copy
 MACHINE_PREFIXES = ("/api", "/webhooks", "/healthz", "/readyz", "/schema", "/metrics", "/static")
+log = logging.getLogger("botflow.web")
 
 
 @get("/favicon.ico", include_in_schema=False)
@@ -38,6 +45,35 @@ def too_large(request: Request) -> Response:
     message = _("That is more than the %(size)s a form may send; shorten the text or choose a smaller file.") % {
         "size": format_size(request.app.state.settings.max_body)}
     return problem(request, message, status=413)
+
+
+def visitor_hook(sessions: ClientSideSessionBackend) -> Callable[[Exception, Scope], Awaitable[None]]:
+    """An after-exception hook naming the signed-in visitor of an address with no page: the router refuses
+    such an address before the session and auth middleware run, and the 404 page should still show who
+    is signed in and their navigation."""
+
+    async def visitor(exc: Exception, scope: Scope) -> None:
+        if (scope["type"] != "http" or "user" in scope or not isinstance(exc, HTTPException)
+                or exc.status_code not in (404, 405)):
+            return
+        request: Request = Request(scope)
+        if not wants_page(request):
+            return
+        user = None
+        # The bar's "Log out" is a form: without a CSRF token this server signed, the bar is not shown.
+        token = request.cookies.get(CSRF_COOKIE)
+        if token and signed_by(token, scope["app"].state.settings.secret_key):
+            try:
+                session = await sessions.load_from_connection(request)
+                if session:
+                    user = await user_for_session(scope["app"].state.db, session)
+            except Exception:  # noqa: BLE001 - the page is shown all the same, without the visitor's name
+                log.warning("could not tell who asked for a missing page", exc_info=True)
+            if user is not None:
+                ScopeState.from_scope(scope).csrf_token = token  # what the CSRF middleware would have set
+        scope["user"] = user
+
+    return visitor
 
 
 def page_or_json(request: Request, exc: HTTPException) -> Response:

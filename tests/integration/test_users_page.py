@@ -164,6 +164,31 @@ async def test_refusals_of_pages_that_answer_in_more_than_one_way_are_html(make_
         assert gone.status_code == 404 and gone.headers["content-type"].startswith("text/html")
 
 
+async def test_an_address_with_no_page_keeps_the_visitors_navigation(make_app, admin_headers) -> None:
+    """The router refuses it before the session is read; the 404 page still names who is signed in."""
+    async with AsyncTestClient(app=make_app()) as client:
+        me = await signed_in(client, admin_headers, "editor")
+        lost = await client.get("/no/such/page", headers={"Accept": "text/html"})
+        assert lost.status_code == 404 and "Page not found" in lost.text
+        assert f'href="/users/{me}"' in lost.text and 'href="/bots"' in lost.text
+        assert 'href="/users"' not in lost.text  # an editor's bar: no people section
+        token = client.cookies.get("csrftoken")
+        assert token and f'name="_csrf_token" value="{token}"' in lost.text
+        out = await client.post("/logout", data={"_csrf_token": token}, follow_redirects=False)
+        assert out.status_code == 303  # its "Log out" works
+        assert f'href="/users/{me}"' not in (await client.get("/no/such/page", headers={"Accept": "text/html"})).text
+        await log_in(client, me)
+        client.cookies.set("botflow_session", "forged")  # beside a good CSRF cookie
+        forged_session = await client.get("/no/such/page", headers={"Accept": "text/html"})
+        assert forged_session.status_code == 404 and f'href="/users/{me}"' not in forged_session.text
+        client.cookies.clear()
+        stranger = await client.get("/no/such/page", headers={"Accept": "text/html"})
+        assert stranger.status_code == 404 and f'href="/users/{me}"' not in stranger.text
+        forged = await client.get("/no/such/page", headers={"Accept": "text/html",
+                                                            "Cookie": "botflow_session=forged"})
+        assert forged.status_code == 404 and "Page not found" in forged.text
+
+
 async def test_a_form_past_the_body_limit_is_refused_in_the_page_not_as_json(make_app, admin_headers) -> None:
     async with AsyncTestClient(app=make_app(max_body=4096)) as client:
         me = await signed_in(client, admin_headers, "viewer")
