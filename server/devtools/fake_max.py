@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import socket
 import sys
@@ -190,6 +191,19 @@ class FakeMax(FakeMaxApp):
         return 200, {"ok": True}
 
 
+def quiet_collector(fake: FakeMaxApp) -> None:
+    """No automatic full collections in a fake that is a process of its own; a reset runs one instead.
+
+    The fake keeps the newest calls (20,000 by default) as Python objects. A full collection walks them
+    all and holds every answer meanwhile: 20-46 ms in a webhook benchmark, a pause no MAX server has that
+    showed up as the p99 of whoever was calling. The records hold no cycles, and young collections still
+    run, so between resets only long-lived cyclic garbage waits.
+    """
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, 1_000_000_000)
+    fake.collect_on_clear = True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve the fake API in the foreground until Ctrl+C."""
     parser = argparse.ArgumentParser(prog="python -m server.devtools.fake_max",
@@ -202,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="how many recent calls to keep for /_fake/calls (counts cover all)")
     args = parser.parse_args(argv)
     fake = FakeMax(set(args.token), host=args.host, port=args.port, max_calls=args.max_calls)
+    quiet_collector(fake)
     sock = _bind(args.host, args.port)
     fake.port = sock.getsockname()[1]
     print(f"Fake MAX API on {fake.url} (tokens: {len(args.token) or 'any'}); "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import threading
 import time
@@ -50,6 +51,8 @@ def _public(call: Json) -> Json:
 
 class FakeMaxApp:
     """The fake's state and answers; public methods are thread-safe so tests can drive it from any thread."""
+
+    collect_on_clear = False  # a process of its own runs its full collections here (see fake_max.quiet_collector)
 
     def __init__(self, tokens: set[str] | frozenset[str] | None = None, *, max_calls: int = 20_000) -> None:
         # None (or empty) accepts any non-empty token: handy when run by hand against a real database.
@@ -153,6 +156,8 @@ class FakeMaxApp:
             self._subs.clear()
             self._queues.clear()
             self._committed.clear()
+        if self.collect_on_clear:
+            gc.collect()
 
     def _wake(self, key: str | None) -> None:
         """Wake the long polls of bot `key`, or all of them (safe from any thread)."""
