@@ -79,14 +79,14 @@ async def shutdown(app: Litestar) -> None:
     """Stop the subscription checks and the runtime, then close the database."""
     watchdog = getattr(app.state, "watchdog", None)
     if watchdog is not None:
-        await watchdog.stop()
+        await lifecycle.bounded("the subscription checks", watchdog.stop())
     try:
         await lifecycle.shutdown(app)
     except Exception:  # closing the database still matters when the runtime fails to stop
         log.exception("runtime shutdown failed")
     db = getattr(app.state, "db", None)
     if db is not None:
-        await db.dispose()
+        await lifecycle.bounded("the database connections", db.dispose())
 
 
 def exception_handlers() -> dict[Any, Any]:

@@ -5,7 +5,7 @@ import asyncio
 import gc
 import logging
 import os
-from typing import Any
+from typing import Any, Awaitable
 
 import httpx
 
@@ -29,6 +29,19 @@ log = logging.getLogger("botflow.runtime")
 
 GC_YOUNG = 5000  # allocations between young-generation collections
 TIMELINE_EVERY = 0.5  # seconds between moves of timeline records from Redis to the database
+# Each part of the runtime gets this long to stop: a connection to a server that stopped answering must
+# not keep a replica from exiting (and what a part leaves is committed, so another replica resumes it).
+STOP_WITHIN = 5.0
+
+
+async def bounded(name: str, step: Awaitable[Any], seconds: float | None = None) -> None:
+    """Await one step of a shutdown for at most `seconds` (STOP_WITHIN); a late one is logged and left."""
+    try:
+        async with asyncio.timeout(STOP_WITHIN if seconds is None else seconds):
+            await step
+    except TimeoutError:
+        log.warning("%s did not stop within %g s; shutting down without waiting for it", name,
+                    STOP_WITHIN if seconds is None else seconds, extra={"event": "shutdown", "outcome": "late"})
 
 
 def make_store(redis_url: str | None, engine: Any, prefix: str, send_rate: float | None = None) -> DialogStore:
@@ -82,14 +95,14 @@ class Runtime:
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self.outbox.stop()
+        await bounded("the background loops", asyncio.gather(*self._tasks, return_exceptions=True))
+        await bounded("the outbox", self.outbox.stop())
         if self.notifier is not None:
-            await self.notifier.stop()
-        await self.http.aclose()
-        await self.client.aclose()
-        await self.max_http.aclose()
-        await self.store.close()
+            await bounded("the publication channel", self.notifier.stop())
+        await bounded("the webhook actions' client", self.http.aclose())
+        await bounded("the MAX client", self.client.aclose())
+        await bounded("the MAX connections", self.max_http.aclose())
+        await bounded("the dialog store", self.store.close())
 
     async def _move_timeline(self) -> None:
         while await self.store.move_timeline() > 0:

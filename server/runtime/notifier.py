@@ -15,7 +15,8 @@ class Notifier:
     def __init__(self, url: str, channel: str, catalog: Catalog) -> None:
         from redis.asyncio import Redis
 
-        self._redis = Redis.from_url(url)
+        # Connecting (and closing) is bounded; a subscriber's reads are not: it waits for news by design.
+        self._redis = Redis.from_url(url, socket_connect_timeout=5.0)
         self._channel = channel
         self._catalog = catalog
         self._task: asyncio.Task[None] | None = None
