@@ -34,14 +34,14 @@ TIMELINE_EVERY = 0.5  # seconds between moves of timeline records from Redis to 
 STOP_WITHIN = 5.0
 
 
-async def bounded(name: str, step: Awaitable[Any], seconds: float | None = None) -> None:
-    """Await one step of a shutdown for at most `seconds` (STOP_WITHIN); a late one is logged and left."""
+async def bounded(name: str, step: Awaitable[Any]) -> None:
+    """Await one step of a shutdown for at most STOP_WITHIN seconds; a late one is logged and left."""
     try:
-        async with asyncio.timeout(STOP_WITHIN if seconds is None else seconds):
+        async with asyncio.timeout(STOP_WITHIN):
             await step
     except TimeoutError:
-        log.warning("%s did not stop within %g s; shutting down without waiting for it", name,
-                    STOP_WITHIN if seconds is None else seconds, extra={"event": "shutdown", "outcome": "late"})
+        log.warning("%s did not stop within %g s; shutting down without waiting for it", name, STOP_WITHIN,
+                    extra={"event": "shutdown", "outcome": "late"})
 
 
 def make_store(redis_url: str | None, engine: Any, prefix: str, send_rate: float | None = None) -> DialogStore:
