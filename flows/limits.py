@@ -15,6 +15,10 @@ MAX_DATA_BYTES = 64 * 1024
 # Characters of a message or value read as a number; longer digit strings are text (a float ends near
 # 1.8e308, and Python refuses to convert integers past 4300 digits).
 MAX_NUMBER_TEXT = 300
+# A YAML document's size once its aliases (*name) are written out: values plus characters of text. A
+# document without aliases is about its byte size in these units; aliases may repeat parts, but not turn
+# a few lines into millions of values (the "billion laughs").
+MAX_EXPANDED_YAML = 4_000_000
 # Problems one load error lists; the rest are counted in one more detail.
 MAX_DETAILS = 1000
 # Messages one update may send; what would follow is dropped and counted.

@@ -9,11 +9,10 @@ from typing import Any
 import yaml
 
 from flows.build import DEFAULT_COMMANDS, build, normalise
-from flows.checks import item, join
 from flows.egress import webhook_problems
 from flows.errors import DocumentSyntaxError, FlowFormatError
 from flows.fastcheck import fine_elements, well_formed
-from flows.limits import MAX_DEPTH, MAX_DETAILS, MAX_NUMBER
+from flows.limits import MAX_DEPTH, MAX_DETAILS, MAX_EXPANDED_YAML, MAX_NUMBER
 from flows.model import Flow
 from flows.schema import format_problems
 
@@ -44,25 +43,72 @@ _TOO_LONG = (f"The document holds a number too long to read; numbers in a flow a
              " in magnitude.")
 
 
-def _reject_aliases(data: Any) -> None:
-    """Aliases (*name) are refused: they make one object appear in several places, and expanding
-    nested ones can blow a small text up into an enormous document."""
-    seen: set[int] = set()
-    stack: list[tuple[Any, str]] = [(data, "")]
-    while stack:
-        value, path = stack.pop()
-        if not isinstance(value, (dict, list)):
+def _expanded_size(data: Any) -> tuple[int, bool]:
+    """(values plus characters of text once every alias is written out, whether any alias occurs); a
+    value that contains itself (an alias inside its own anchor) is refused."""
+    sizes: dict[int, int] = {}  # per container, counted once however often aliases repeat it
+    aliased = False
+    open_ids: set[int] = set()  # containers being counted: the path from the top
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:  # a loop, not recursion: the YAML reader allows deeper nesting than Python's stack
+        value, counted = stack.pop()
+        key = id(value)
+        children = list(value.values()) if isinstance(value, dict) else value
+        if counted:
+            open_ids.discard(key)
+            total = 1 + (sum(len(k) if isinstance(k, str) else 1 for k in value) if isinstance(value, dict) else 0)
+            for child in children:
+                if isinstance(child, (dict, list)):
+                    total += sizes[id(child)]
+                else:
+                    total += 1 + (len(child) if isinstance(child, str) else 0)
+            sizes[key] = total
             continue
-        if id(value) in seen:
-            where = f" at {path}" if path else ""
-            raise DocumentSyntaxError(
-                f"The document uses a YAML alias (*name){where}; write the value out in full instead.")
-        seen.add(id(value))
-        if isinstance(value, dict):
-            children = [(sub, join(path, key)) for key, sub in value.items()]
-        else:
-            children = [(sub, item(path, i)) for i, sub in enumerate(value)]
-        stack.extend(reversed(children))  # so the alias, not its anchor, is the one named
+        if key in sizes:
+            aliased = True
+            continue
+        if key in open_ids:
+            raise DocumentSyntaxError("The document uses a YAML alias (*name) inside the value it names, so it "
+                                      "would repeat forever; write the value out instead.")
+        open_ids.add(key)
+        stack.append((value, True))
+        stack.extend((child, False) for child in children if isinstance(child, (dict, list)))
+    return sizes.get(id(data), 1), aliased
+
+
+def _unshared(data: Any) -> Any:
+    """A copy in which every alias is a value of its own, so changing one place never changes another."""
+    def fresh(value: Any) -> Any:
+        return {} if isinstance(value, dict) else [] if isinstance(value, list) else value
+
+    top = fresh(data)
+    stack = [(data, top)]
+    while stack:
+        source, target = stack.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, value in pairs:
+            copy = fresh(value)
+            if isinstance(target, dict):
+                target[key] = copy
+            else:
+                target.append(copy)
+            if copy is not value:
+                stack.append((value, copy))
+    return top
+
+
+def _expand_aliases(data: Any) -> Any:
+    """The document with its YAML aliases (*name) written out; refused past MAX_EXPANDED_YAML."""
+    if not isinstance(data, (dict, list)):
+        return data
+    size, aliased = _expanded_size(data)
+    if not aliased:
+        return data
+    if size > MAX_EXPANDED_YAML:
+        raise DocumentSyntaxError(
+            f"The document's YAML aliases (*name) repeat so much that written out it would hold over "
+            f"{MAX_EXPANDED_YAML:,} values and characters; write the repeated parts out or use fewer aliases.")
+    return _unshared(data)
 
 
 def _decode(text: str | bytes) -> str:
@@ -76,12 +122,17 @@ def _decode(text: str | bytes) -> str:
             " cannot be decoded; save the file as UTF-8.") from None
 
 
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """What is wrong and where, as "Expecting value at line 1, column 5"."""
+    # Python's own message for a raw control character already ends in "at" ("Invalid control character at").
+    return f"{exc.msg.removesuffix(' at')} at line {exc.lineno}, column {exc.colno}"
+
+
 def _parse_json(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DocumentSyntaxError(
-            f"The document is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") from None
+        raise DocumentSyntaxError(f"The document is not valid JSON: {json_problem(exc)}.") from None
     except RecursionError:
         raise DocumentSyntaxError(_TOO_DEEP) from None
     except ValueError:  # an integer too long to convert
@@ -124,8 +175,7 @@ def _parse_yaml(text: str) -> Any:
         raise DocumentSyntaxError(_TOO_DEEP) from None
     except (ValueError, OverflowError):  # an integer too long to convert, a float past range
         raise DocumentSyntaxError(_TOO_LONG) from None
-    _reject_aliases(data)
-    return data
+    return _expand_aliases(data)
 
 
 def parse_text(text: str | bytes, fmt: str | None = None) -> Any:

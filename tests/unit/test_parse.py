@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from flows.errors import DocumentSyntaxError, FlowFormatError
+from flows.limits import MAX_EXPANDED_YAML
 from flows.load import load, load_text, parse_text
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "registration.json"
@@ -130,11 +131,29 @@ def test_fmt_json_does_not_fall_back_to_yaml() -> None:
         parse_text("format: botflow/v1\n", "json")
 
 
-def test_yaml_aliases_are_refused() -> None:
-    text = "format: botflow/v1\nid: a\nstates:\n  - &s {id: a}\n  - *s\n"
+def test_yaml_aliases_load_as_values_of_their_own() -> None:
+    text = ("format: botflow/v1\nid: a\nyes_no: &yn [[{text: Да, payload: yes}]]\n"
+            "states:\n  - {id: a, buttons: *yn}\n  - {<<: {id: b, final: true}, buttons: *yn}\n")
+    doc = parse_text(text, "yaml")
+    assert doc["states"][0]["buttons"] == doc["states"][1]["buttons"] == [[{"text": "Да", "payload": "yes"}]]
+    assert doc["states"][1]["id"] == "b" and doc["states"][1]["final"] is True
+    # written out: a change in one place (as the editor makes) leaves the others alone
+    doc["states"][0]["buttons"][0][0]["text"] = "Нет"
+    assert doc["yes_no"][0][0]["text"] == doc["states"][1]["buttons"][0][0]["text"] == "Да"
+
+
+def test_yaml_aliases_that_multiply_the_document_are_refused_at_once() -> None:
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]" for p, n in zip("abcdefghi", "bcdefghij")]
+    with pytest.raises(DocumentSyntaxError) as caught:  # 10^10 values written out: counted, never made
+        parse_text("\n".join(levels) + "\n", "yaml")
+    assert "aliases" in caught.value.message and f"{MAX_EXPANDED_YAML:,}" in caught.value.message
+
+
+def test_a_yaml_alias_inside_its_own_anchor_is_refused() -> None:
     with pytest.raises(DocumentSyntaxError) as caught:
-        parse_text(text)
-    assert "alias" in caught.value.message and "states[1]" in caught.value.message
+        parse_text("format: botflow/v1\nid: a\nstates: &s [{id: a}, *s]\n", "yaml")
+    assert "repeat forever" in caught.value.message
 
 
 def test_json_nan_is_reported_by_path() -> None:
