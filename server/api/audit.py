@@ -5,7 +5,7 @@ from typing import Any
 
 from litestar import Request, get
 
-from server.api.body import clean_text
+from server.body_fields import clean_text
 from server.api.params import DbSession
 from server.auth import requires_role
 from server.errors import BadRequest

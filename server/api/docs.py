@@ -5,7 +5,7 @@ from html import escape
 from typing import Any
 
 from litestar import Request
-from litestar.openapi.plugins import JsonRenderPlugin, OpenAPIRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin, OpenAPIRenderPlugin, YamlRenderPlugin
 
 from server.headers import csp_nonce
 
@@ -37,21 +37,45 @@ class VendoredRedoc(OpenAPIRenderPlugin):
 """.encode()
 
 
-class DocumentedJson(JsonRenderPlugin):
-    """/schema/openapi.json with the request bodies and error shape server.api.openapi_doc adds (made once)."""
+class _Documented:
+    """The generated document with the request bodies, auth and error shape server.api.openapi_doc adds,
+    made once per generated schema."""
 
     def __init__(self) -> None:
-        super().__init__()
         self._made: tuple[int, dict[str, Any]] | None = None
 
-    def render(self, request: Request, openapi_schema: dict[str, Any]) -> bytes:
+    def __call__(self, openapi_schema: dict[str, Any]) -> dict[str, Any]:
         from server.api.openapi_doc import documented
 
         if self._made is None or self._made[0] != id(openapi_schema):
             self._made = (id(openapi_schema), documented(openapi_schema))
-        return self.render_json(request, self._made[1])
+        return self._made[1]
+
+
+class DocumentedJson(JsonRenderPlugin):
+    """/schema/openapi.json."""
+
+    def __init__(self, made: _Documented) -> None:
+        super().__init__()
+        self.made = made
+
+    def render(self, request: Request, openapi_schema: dict[str, Any]) -> bytes:
+        return self.render_json(request, self.made(openapi_schema))
+
+
+class DocumentedYaml(YamlRenderPlugin):
+    """/schema/openapi.yaml (and .yml): the same document for tools that read YAML."""
+
+    def __init__(self, made: _Documented) -> None:
+        super().__init__()
+        self.made = made
+
+    def render(self, request: Request, openapi_schema: dict[str, Any]) -> bytes:
+        return super().render(request, self.made(openapi_schema))
 
 
 def render_plugins() -> list[OpenAPIRenderPlugin]:
-    """What /schema serves: Redoc at /schema and /schema/redoc, the document at /schema/openapi.json."""
-    return [VendoredRedoc(), DocumentedJson()]
+    """What /schema serves: Redoc at /schema and /schema/redoc, the document at /schema/openapi.json and
+    /schema/openapi.yaml."""
+    made = _Documented()
+    return [VendoredRedoc(), DocumentedJson(made), DocumentedYaml(made)]

@@ -5,7 +5,8 @@ from typing import Any
 
 from litestar import Controller, Request, Response, delete, get, post, put
 
-from server.api.body import fields, if_match, json_body
+from server.api.body import if_match, json_body
+from server.body_fields import fields
 from server.api.flows import actor
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role

@@ -5,7 +5,7 @@ import copy
 from typing import Any
 
 from server.api import bots, simulate, users, versions
-from server.api.body import KIND_NAMES
+from server.body_fields import KIND_NAMES
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 ERROR = {
@@ -65,12 +65,18 @@ METHODS = ("get", "put", "post", "delete", "patch")
 def documented(schema: dict[str, Any]) -> dict[str, Any]:
     """The generated document plus request bodies and {"error", "message", "details"} for every 4xx and 5xx."""
     doc = copy.deepcopy(schema)
-    doc.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR
+    components = doc.setdefault("components", {})
+    components.setdefault("schemas", {})["Error"] = ERROR
+    # Every /api route takes an API token; the pages' session cookie is the browser's business.
+    components.setdefault("securitySchemes", {})["bearer"] = {
+        "type": "http", "scheme": "bearer", "description": "An API token: Authorization: Bearer <token>."}
     for path, item in doc.get("paths", {}).items():
         for method in METHODS:
             operation = item.get(method)
             if operation is None:
                 continue
+            if path.startswith("/api/"):
+                operation["security"] = [{"bearer": []}]
             body = REQUEST_BODIES.get((method, path))
             if body is not None:
                 operation["requestBody"] = copy.deepcopy(body)

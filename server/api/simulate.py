@@ -5,7 +5,8 @@ from typing import Any
 
 from litestar import Controller, Request, delete, get, post, put
 
-from server.api.body import clean_text, fields, json_body
+from server.api.body import json_body
+from server.body_fields import clean_text, fields
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role
 from flows.testing.reads import keys_read

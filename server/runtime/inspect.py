@@ -10,7 +10,8 @@ from litestar.params import QueryParameter
 from flows.session import Update
 from server.http_params import PathInt, PathStr
 from server.auth import requires_role
-from server.errors import AppError, BadRequest, Conflict, NotFound
+from server.body_fields import fields, type_name
+from server.errors import AppError, BadRequest, Conflict, NotFound, Unprocessable
 from server.runtime import timeline
 from server.runtime.catalog import BotInfo
 from server.runtime.stores.base import StoreUnavailable
@@ -33,6 +34,9 @@ async def _read(awaitable: Awaitable[T]) -> T:
         raise Unavailable(f"Dialog storage is unreachable: {exc}") from exc
 
 
+EVENT_BODY = '{"name": "<event>", "payload": {...}}'
+
+
 async def _body(request: Request) -> Any:
     """The JSON body; anything unreadable (or nested too deeply to read) is a 400 with the reason."""
     raw = await request.body()
@@ -41,7 +45,7 @@ async def _body(request: Request) -> Any:
     except msgspec.DecodeError as exc:
         raise BadRequest(f"The body is not JSON: {not_json(raw, exc)}.") from None
     except RecursionError:
-        raise BadRequest("The body is nested too deeply to read; send {\"name\", \"payload\"}.") from None
+        raise BadRequest(f"The body is nested too deeply to read; send {EVENT_BODY}.") from None
 
 
 async def _bot(request: Request, bot_id: str) -> BotInfo:
@@ -60,12 +64,14 @@ def _session_view(stored: dict[str, Any]) -> dict[str, Any]:
 async def send_event(request: Request, bot_id: PathStr, user_id: PathStr) -> dict[str, Any]:
     """The `event` trigger: 200 {"state","fired"} when a transition took it, 409 when none did, 404 without a dialog."""
     data = await _body(request)
-    name = data.get("name") if isinstance(data, dict) else None
-    payload = data.get("payload") if isinstance(data, dict) else None
-    if not isinstance(name, str) or not name:
-        raise BadRequest("Send {\"name\": \"<event>\", \"payload\": {...}}; name is missing.")
-    if payload is not None and not isinstance(payload, dict):
-        raise BadRequest("payload must be a JSON object.")
+    if not isinstance(data, dict):
+        raise Unprocessable(f"Send {EVENT_BODY} as the body, not {type_name(data)}.",
+                            details=[{"path": "", "message": "expected an object"}])
+    fields(data, {"name": (str, True), "payload": ((dict, type(None)), False)})
+    name, payload = data["name"], data.get("payload")
+    if not name.strip():
+        raise Unprocessable(f"Name the event: send {EVENT_BODY}.",
+                            details=[{"path": "name", "message": "the event's name is empty"}])
     bot = await _bot(request, bot_id)
     runtime = request.app.state.runtime
     try:

@@ -71,6 +71,11 @@ async def test_events_fire_or_are_refused_and_actions_are_posted(harness: Harnes
         assert session["data"] == {"name": "Иван"}  # nothing changed
         unknown = await harness.api("POST", events, json={"name": "shipped"})
         assert unknown.status_code == 409
+        for body, path in (({"name": 5}, "name"), ({"name": "paid", "payload": [1]}, "payload"),
+                           ({"name": "paid", "amount": 150}, "amount"), ({"name": " "}, "name"), ([], "")):
+            malformed = await harness.api("POST", events, json=body)
+            assert malformed.status_code == 422, body
+            assert [d["path"] for d in malformed.json()["details"]] == [path], malformed.json()
         taken = await harness.api("POST", events, json={"name": "paid", "payload": {"amount": 150}})
         assert taken.status_code == 200
         assert taken.json()["state"] is None and taken.json()["fired"]["transition"] == "on_paid"

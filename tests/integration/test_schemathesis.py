@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import yaml
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
@@ -87,7 +88,12 @@ def test_the_document_describes_bodies_and_the_error_shape(server: str) -> None:
     body = users["requestBody"]["content"]["application/json"]["schema"]
     assert body["required"] == ["username", "role"] and body["properties"]["password"]["type"] == ["string", "null"]
     assert set(doc["paths"]["/api/flows"]["post"]["requestBody"]["content"]) == {"application/json", "application/yaml"}
-    for item in doc["paths"].values():
+    for path, item in doc["paths"].items():
         for operation in item.values():
             assert operation["responses"]["4XX"]["content"]["application/json"]["schema"] == {
                 "$ref": "#/components/schemas/Error"}
+            assert (operation.get("security") == [{"bearer": []}]) == path.startswith("/api/"), path
+    assert doc["components"]["securitySchemes"]["bearer"] == {
+        "type": "http", "scheme": "bearer", "description": "An API token: Authorization: Bearer <token>."}
+    as_yaml = httpx.get(server + "/schema/openapi.yaml", timeout=10)
+    assert as_yaml.status_code == 200 and yaml.safe_load(as_yaml.text) == doc
