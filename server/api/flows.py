@@ -51,7 +51,7 @@ class FlowController(Controller):
          summary="Replace the draft; needs If-Match with the current revision")
     async def replace(self, flow_id: PathStr, request: Request, db_session: DbSession) -> Response:
         await flow_service.get_row(db_session, flow_id)
-        if "if-match" not in request.headers:
+        if not request.headers.get("if-match", "").strip():  # an empty If-Match names no revision either
             raise PreconditionRequired(
                 f'Send If-Match: "<revision>" with the revision you edited (the ETag of GET /api/flows/{flow_id}); '
                 "this keeps two editors from overwriting each other.")

@@ -63,6 +63,8 @@ async def test_put_needs_if_match_and_current_revision(app_client, admin_headers
     missing = await app_client.put("/api/flows/edit", json=changed, headers=admin_headers)
     assert missing.status_code == 428
     assert missing.json()["error"] == "if_match_required"
+    empty = await app_client.put("/api/flows/edit", json=changed, headers={**admin_headers, "If-Match": " "})
+    assert empty.status_code == 428  # names no revision: as good as none
 
     ok = await app_client.put("/api/flows/edit", json=changed, headers={**admin_headers, "If-Match": f'"{revision}"'})
     assert ok.status_code == 200
