@@ -176,7 +176,7 @@ async def delete_flow(session: AsyncSession, flow_id: str, actor_role: str | Non
     if bots:
         raise Conflict.worded(N_("The flow '%(flow)s' is served by %(bots)s; publish another flow to those bots "
                                  "first."), {"flow": flow_id, "bots": ", ".join(bots)}, code="flow_in_use",
-                              details=[{"bot": b} for b in bots])
+                              details=[{"bot": b, "message": f"the bot {b} serves this flow"} for b in bots])
     if row.version_seq > 0 and RANK.get(actor_role or "", -1) < RANK["publisher"]:
         raise Forbidden("Deleting a flow that has versions needs the publisher role or above.")
     await session.execute(delete(VersionRow).where(VersionRow.flow_id == flow_id))

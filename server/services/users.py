@@ -21,8 +21,8 @@ BOOTSTRAP_USER = "admin"
 def check_username(username: Any) -> str:
     if not isinstance(username, str) or not USERNAME.fullmatch(username):
         raise Unprocessable.worded(
-            N_("username must be 1-64 characters of letters, digits, '_', '.', '@' or '-', starting with a letter "
-               "or digit."), {}, details=[{"path": "username", "message": N_("not a valid username")}])
+            N_("username must be 1-64 characters of Latin letters, digits, '_', '.', '@' or '-', starting with a "
+               "letter or digit."), {}, details=[{"path": "username", "message": N_("not a valid username")}])
     return username
 
 
