@@ -13,6 +13,7 @@ from flows.session import Update
 from server import metrics
 from server.errors import error_body
 from server.runtime.stores.base import StoreUnavailable
+from server.services.privacy import USER_ID_MAX
 
 log = logging.getLogger("botflow.runtime.webhook")
 
@@ -52,8 +53,8 @@ def _obj(value: Any, where: str) -> dict[str, Any]:
 
 
 def _user_id(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise BadUpdate(f"{where} must be an integer user id")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= USER_ID_MAX:
+        raise BadUpdate(f"{where} must be a positive integer user id (at most {USER_ID_MAX})")
     return value
 
 
@@ -71,8 +72,10 @@ def parse_max_update(raw: Any) -> Incoming | None:
     """The engine update of a MAX delivery; None for a well-formed type the runtime ignores."""
     body = _obj(raw, "the update")
     kind = body.get("update_type")
-    if not isinstance(kind, str) or not kind:
+    if kind is None or kind == "":
         raise BadUpdate("update_type is missing")
+    if not isinstance(kind, str):
+        raise BadUpdate("update_type must be a string such as \"message_created\"")
     if kind == "message_created":
         return _message(body)
     if kind == "message_callback":
@@ -91,7 +94,7 @@ def _message(body: dict[str, Any]) -> Incoming | None:
     content = _obj(message.get("body"), "message.body")
     mid = content.get("mid")
     if not isinstance(mid, str) or not mid:
-        raise BadUpdate("message.body.mid is missing")
+        raise BadUpdate("message.body.mid is missing" if mid is None or mid == "" else "message.body.mid must be a string")
     attachments = content.get("attachments") or []
     if not isinstance(attachments, list) or not all(isinstance(a, dict) for a in attachments):
         raise BadUpdate("message.body.attachments must be a list of objects")
@@ -106,7 +109,7 @@ def _callback(body: dict[str, Any]) -> Incoming:
     user = _user_id(_obj(callback.get("user"), "callback.user").get("user_id"), "callback.user.user_id")
     callback_id = callback.get("callback_id")
     if not isinstance(callback_id, str) or not callback_id:
-        raise BadUpdate("callback.callback_id is missing")
+        raise BadUpdate("callback.callback_id is missing" if callback_id is None or callback_id == "" else "callback.callback_id must be a string")
     payload = _text(callback.get("payload"), "callback.payload") or ""
     message = body.get("message") if isinstance(body.get("message"), dict) else {}
     recipient = message.get("recipient") if isinstance(message.get("recipient"), dict) else {}
@@ -119,9 +122,7 @@ def _started(body: dict[str, Any]) -> Incoming:
     stamp = body.get("timestamp")
     if isinstance(stamp, bool) or not isinstance(stamp, int):
         raise BadUpdate("timestamp must be an integer")
-    payload = body.get("payload")
-    if payload is not None and not isinstance(payload, str):
-        payload = str(payload)
+    payload = _text(body.get("payload"), "payload")  # a deep link's text, or none
     # The user is already part of every dialog key, so the timestamp alone tells deliveries apart.
     return Incoming(Update.started(payload), str(user), _chat(body.get("chat_id")), f"s:{stamp}")
 

@@ -1,0 +1,50 @@
+"""A MAX delivery's fields of the wrong kind are refused with a sentence naming the field."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from server.runtime.webhook import BadUpdate, parse_max_update
+
+USER = {"user_id": 77, "name": "Ann"}
+
+
+def started(**fields: Any) -> dict[str, Any]:
+    return {"update_type": "bot_started", "timestamp": 1, "chat_id": 5, "user": USER, **fields}
+
+
+def message(user_id: Any) -> dict[str, Any]:
+    return {"update_type": "message_created", "timestamp": 1,
+            "message": {"sender": {"user_id": user_id}, "recipient": {"chat_id": 5},
+                        "body": {"mid": "mid.1", "text": "hi"}}}
+
+
+@pytest.mark.parametrize(("raw", "words"), [
+    (started(payload={"a": 1}), "payload must be a string"),
+    (started(payload=12), "payload must be a string"),
+    ({"update_type": 5}, "update_type must be a string"),
+    ({"timestamp": 1}, "update_type is missing"),
+    (message(0), "positive integer user id"),
+    (message(-1), "positive integer user id"),
+    (message(2 ** 70), "positive integer user id"),
+    (message("77"), "positive integer user id"),
+    ({**message(77), "message": {"sender": USER, "body": {"mid": 5}}}, "mid must be a string"),
+    ({"update_type": "message_callback", "callback": {"user": USER, "callback_id": ["x"]}},
+     "callback_id must be a string"),
+])
+def test_fields_of_the_wrong_kind_are_named(raw: dict[str, Any], words: str) -> None:
+    with pytest.raises(BadUpdate) as caught:
+        parse_max_update(raw)
+    assert words in str(caught.value)
+
+
+@pytest.mark.parametrize(("payload", "stored"), [("deep-link data", "deep-link data"), ("", None), (None, None)])
+def test_a_deep_link_payload_is_text_or_nothing(payload: str | None, stored: str | None) -> None:
+    incoming = parse_max_update(started(payload=payload))
+    assert incoming is not None and incoming.user == "77" and incoming.update.start_payload == stored
+
+
+def test_the_largest_user_id_is_taken() -> None:
+    incoming = parse_max_update(message(2 ** 63 - 1))
+    assert incoming is not None and incoming.user == str(2 ** 63 - 1)
