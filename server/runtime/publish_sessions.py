@@ -18,6 +18,17 @@ log = logging.getLogger("botflow.runtime.publish")
 MODES = ("keep", "migrate", "reset")
 
 
+def continues(mode: str, target: Flow, flow: Any, version: Any, state: Any) -> bool:
+    """Whether a running dialog (its flow, version and state) goes on after a publish of `target`:
+    `keep` keeps every dialog, `reset` drops every one (on the target version too), `migrate` keeps those
+    already on the target or whose state the target has."""
+    if mode == "keep":
+        return True
+    if mode == "reset":
+        return False
+    return (flow, version) == (target.id, target.version) or target.has_state(str(state))
+
+
 async def apply(dispatcher: Dispatcher, bot_id: str, flow_id: str, version: int, mode: str) -> int:
     """Walk the bot's dialogs under their locks; returns how many were changed or dropped."""
     if mode not in MODES:
@@ -41,8 +52,11 @@ async def apply(dispatcher: Dispatcher, bot_id: str, flow_id: str, version: int,
 async def _one(dispatcher: Dispatcher, bot_id: str, user: str, target: Flow, mode: str) -> bool:
     async with dispatcher.opened(bot_id, user) as turn:
         stored = turn.loaded.session
-        if stored is None or (stored.get("flow"), stored.get("version")) == (target.id, target.version):
+        if stored is None:
             return False
+        on_target = (stored.get("flow"), stored.get("version")) == (target.id, target.version)
+        if on_target and continues(mode, target, stored.get("flow"), stored.get("version"), stored.get("state")):
+            return False  # nothing to move
         now = dispatcher.clock()
         label = f"{target.id} v{target.version}"
         bot = await dispatcher.catalog.bot(bot_id)

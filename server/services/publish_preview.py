@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from flows.model import Flow
 from server.errors import BadRequest
-from server.runtime.publish_sessions import MODES as SESSION_MODES
+from server.runtime.publish_sessions import MODES as SESSION_MODES, continues
 from server.runtime.stores.base import DialogStore, StoreUnavailable
 from server.runtime.stores.listing import CountKey, count_rows
 from server.services.bots import get_row as get_bot_row
@@ -36,13 +36,10 @@ class Forecast:
 
 
 def forecast(counts: dict[CountKey, int], target: Flow, mode: str) -> Forecast:
-    """The rule `publish_sessions.apply` follows: dialogs already on the target are left alone; `migrate`
-    drops those whose state the target lacks, `reset` drops all others, `keep` none."""
+    """`publish_sessions.continues` for every counted group of dialogs."""
     found = Forecast(running=dict(counts))
     for key, n in counts.items():
-        flow, version, state = key
-        on_target = (flow, version) == (target.id, target.version)
-        if mode == "keep" or on_target or (mode == "migrate" and target.has_state(str(state))):
+        if continues(mode, target, *key):
             found.continuing += n
         else:
             found.dropped[key] = n

@@ -139,11 +139,18 @@ async def test_the_publish_preview_foresees_keep_migrate_and_reset_and_the_recor
     assert audit[0]["action"] == "bot.publish" and audit[0]["details"]["dialogs_dropped"] == dropped
 
 
-async def test_dialogs_already_on_the_target_version_are_never_counted_as_dropped(harness: Harness) -> None:
+@pytest.mark.parametrize("mode, continuing, dropped", [("keep", 1, 0), ("migrate", 1, 0), ("reset", 0, 1)])
+async def test_a_publish_of_the_version_dialogs_run_on_drops_them_only_on_reset(
+        harness: Harness, mode: str, continuing: int, dropped: int) -> None:
     await talk(harness, 5401, AT_EMAIL)
     preview = await get(harness, f"/api/bots/{BOT}/publish/preview", flow="registration", version=1,
-                        sessions="reset")
-    assert (preview["total"], preview["continuing"], preview["dropped"]) == (1, 1, 0)
+                        sessions=mode)
+    assert (preview["total"], preview["continuing"], preview["dropped"]) == (1, continuing, dropped)
+    published = await harness.api("POST", f"/api/bots/{BOT}/publish",
+                                  json={"flow": "registration", "version": 1, "sessions": mode})
+    assert published.json()["dialogs"] == {"running": 1, "continuing": continuing, "dropped": dropped}
+    answer = await harness.api("GET", f"/api/bots/{BOT}/users/5401/session")
+    assert answer.status_code == (404 if dropped else 200)  # a reset starts everyone over
 
 
 @pytest.mark.parametrize("params, status, words", [
