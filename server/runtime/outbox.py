@@ -178,13 +178,13 @@ class Outbox:
         on their own. (A plain function: the usual case hands back the drain itself, one coroutine fewer.)
         """
         self._begin_chain((bot.id, user), owner)
-        drain = self._drain(bot.id, user, owner, first=first, bot=bot)
-        if wait > 0 and self._slow_until < time.monotonic():
-            # MAX answers quickly: send from the caller's own coroutine, which costs a third of a turn
-            # less than a task and a bounded wait. Should MAX stall right now, this caller waits for its
-            # send (no lock is held); the sends after it see the slowness and take the bounded path.
-            return drain
-        task = self._spawn(drain)
+        if wait > 0 and not first.more and self._slow_until < time.monotonic():
+            # One send while MAX answers quickly: from the caller's own coroutine, which costs a third of
+            # a turn less than a task and a bounded wait. Should MAX stall right now, this caller waits for
+            # that one send (no lock is held); the sends after it see the slowness and take the bounded
+            # path. A turn with several sends always takes it: their waits add up.
+            return self._drain(bot.id, user, owner, first=first, bot=bot, inline=True)
+        task = self._spawn(self._drain(bot.id, user, owner, first=first, bot=bot))
         return self.waits.within(task, wait) if wait > 0 else _nothing()
 
     async def settle(self, bot_id: str, user: str, wait: float) -> None:
@@ -279,9 +279,10 @@ class Outbox:
                 self._spawn(self._drain(key[0], key[1], owner, first=nxt))
 
     async def _drain(self, bot_id: str, user: str, owner: str, claim: Claim | None = None,
-                     first: Next | None = None, bot: BotInfo | None = None) -> None:
+                     first: Next | None = None, bot: BotInfo | None = None, inline: bool = False) -> None:
         """Send the user's queue from its head; stop at a retry, so order holds (`bot`: its settings, when
-        the caller has them)."""
+        the caller has them; `inline`: a turn awaits this for its one send, so later turns' sends go on
+        in a task of their own)."""
         key = (bot_id, user)
         batched = self.store.batches_acks
         ended = True
@@ -311,7 +312,7 @@ class Outbox:
                                 extra={"event": "send_dropped", "bot": bot_id, "user": user, "outcome": "dropped"})
                     outcome, wait = DONE, 0.0
                 else:
-                    outcome, wait = await self._deliver(bot, item, user, sending.wait)
+                    outcome, wait = await self._deliver(bot, item, user, sending.slot_at)
                 if outcome == RETRY:
                     if key in self._acks:  # what went out before it must leave the queue first
                         await self._flush_one(key)
@@ -325,6 +326,10 @@ class Outbox:
                     ended = False  # the batch's answer ends the chain or carries it on
                 elif position == len(known):
                     following = await self.store.outbox_done(bot_id, user, item["id"], owner)
+                    if following is not None and inline:
+                        ended = False  # the chain goes on without keeping its caller waiting
+                        self._spawn(self._drain(bot_id, user, owner, first=following, bot=bot))
+                        return
                     if following is not None:
                         known.append(following)
                 elif await self.store.outbox_done(bot_id, user, item["id"], owner) is None:
@@ -345,18 +350,18 @@ class Outbox:
         await self.store.outbox_acks([Ack(key[0], key[1], owner, tuple(ids))])
 
     async def _deliver(self, bot: BotInfo, item: dict[str, Any], user: str | None = None,
-                       slot: float | None = None) -> tuple[str, float]:
+                       slot_at: float | None = None) -> tuple[str, float]:
         """One MAX call under the bot's shared rate: (SENT | DONE | RETRY, seconds to wait before a retry).
 
-        `slot`: seconds to the rate slot the store already reserved for it; None asks the limiter.
+        `slot_at`: when (time.monotonic()) the rate slot the store already reserved for it comes; None
+        asks the limiter.
         """
-        if slot is None:
+        if slot_at is None:
             waited = await self.limiter.acquire(bot.id)
-        elif slot > SLOT_GRAIN:
-            waited = slot
-            await asyncio.sleep(slot)
+        elif (waited := slot_at - time.monotonic()) > SLOT_GRAIN:
+            await asyncio.sleep(waited)
         else:
-            waited = 0.0  # that close, it goes at once: nothing was waited
+            waited = 0.0  # that close (or past), it goes at once: nothing was waited
         if waited > 0:
             self._rate_waits(bot.id).inc(waited)
         started = time.perf_counter()

@@ -82,11 +82,11 @@ class Write:
 
 @dataclass(frozen=True, slots=True)
 class Next:
-    """The send a claimer makes next; `wait`: seconds until the bot's rate slot the store reserved for it
-    (None when the store keeps no rate, and the sender asks its limiter)."""
+    """The send a claimer makes next; `slot_at`: when (time.monotonic()) the bot's rate slot the store
+    reserved for it comes (None when the store keeps no rate, and the sender asks its limiter)."""
 
     item: dict[str, Any]
-    wait: float | None = None
+    slot_at: float | None = None
     more: tuple[Next, ...] = ()  # from a commit: the write's other sends, in order, after this one
 
 

@@ -17,7 +17,7 @@ from server.runtime.ratelimit import interval_ms
 from server.runtime.stores import dialog_codec, timeline_rows
 from server.runtime.stores.redis_funnel import RedisFunnel
 from server.runtime.stores.redis_listing import RedisListing
-from server.runtime.stores.redis_outbox import RedisOutbox, _id_first, _slot, lease_end
+from server.runtime.stores.redis_outbox import RedisOutbox, _id_first, lease_end, slot_at
 from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Changed, DialogStore, Loaded, LockLost,
     Next, Sample, StoreUnavailable, Write, new_token,
@@ -219,7 +219,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
             self.written.forget(base)
             raise Changed(_loaded(result[1:]))
         self.written.remember(base, dialog, write.session)
-        first = _slot(result[1])
+        first = slot_at(result[1])
         if len(write.outbox) == 1:
             return Next(write.outbox[0], first)
         more = tuple(Next(item, None if first is None else first + n * self.interval_s)

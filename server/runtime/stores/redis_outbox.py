@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import msgspec
@@ -22,9 +23,9 @@ def _id_first(item: dict[str, Any]) -> dict[str, Any]:
     return item if next(iter(item)) == "id" else {"id": item["id"], **item}
 
 
-def _slot(ms: int) -> float | None:
-    """Seconds to a reserved rate slot; None when the script reserved none."""
-    return None if ms < 0 else ms / 1000
+def slot_at(ms: int) -> float | None:
+    """When (time.monotonic()) a rate slot the script reserved `ms` from now comes; None when it reserved none."""
+    return None if ms < 0 else time.monotonic() + ms / 1000
 
 
 def _head_prefix(item_id: str) -> bytes:
@@ -68,7 +69,7 @@ class RedisOutbox:
         found = await self._run(OUTBOX_DONE, [self.keys.user(bot, user) + "o", self.keys.outq, self.keys.outc,
                                               self.keys.rate + bot],
                                 [_head_prefix(item_id), member(bot, user), owner, self.interval])
-        return Next(_decode(found[0]), _slot(found[1])) if found else None
+        return Next(_decode(found[0]), slot_at(found[1])) if found else None
 
     async def outbox_acks(self, acks: list[Ack]) -> list[tuple[str, str, Next]]:
         if not acks:
@@ -77,7 +78,7 @@ class RedisOutbox:
         for ack in acks:
             args += [ack.bot, ack.user, ack.owner, len(ack.ids), *(_text(_head_prefix(i)) for i in ack.ids)]
         found = await self._run(OUTBOX_ACKS, [self.keys.outq, self.keys.outc], [_pack(args)])
-        return [(found[i].decode(), found[i + 1].decode(), Next(_decode(found[i + 2]), _slot(found[i + 3])))
+        return [(found[i].decode(), found[i + 1].decode(), Next(_decode(found[i + 2]), slot_at(found[i + 3])))
                 for i in range(0, len(found), 4)]
 
     async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
