@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from litestar import Request, Response, post
+from litestar.exceptions import HTTPException
 
 from server import metrics
 from server.http_params import PathStr
@@ -19,8 +20,9 @@ async def max_webhook(request: Request, bot_id: PathStr) -> Response:
     try:
         status, content = await answer(request.app.state.runtime, bot_id, request.headers.get(SECRET_HEADER),
                                        request.body)
-    except Exception:
-        metrics.WEBHOOK_REQUESTS.labels(bot="-", status="500").inc()  # Litestar answers and logs it
+    except Exception as exc:  # Litestar answers it (a body over the limit: 413) and logs a 500
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        metrics.WEBHOOK_REQUESTS.labels(bot="-", status=str(status)).inc()
         raise
     return Response(content, status_code=status, media_type="application/json")
 

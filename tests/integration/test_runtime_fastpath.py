@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from server import metrics
 from server.runtime.fastpath import FastWebhooks
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
 from tests.integration.runtime_app import SECRET, Harness, msg, registration, running, texts
@@ -49,6 +50,17 @@ async def test_answers_match_the_litestar_route(harness: Harness) -> None:
     half = len(answers) // 2
     assert answers[:half] == answers[half:]
     assert [status for _, status, _, _ in answers[:half]] == [403, 403, 404, 400, 400, 200, 404, 413]
+
+
+async def test_a_body_over_the_limit_is_counted_as_a_413_not_a_server_error(harness: Harness) -> None:
+    def counted(status: str) -> float:
+        return metrics.REGISTRY.get_sample_value("botflow_webhook_requests_total",
+                                                 {"bot": "-", "status": status}) or 0.0
+
+    before = counted("413"), counted("500")
+    path, kwargs = cases()[-1]
+    assert (await harness.client.post(path, **kwargs)).status_code == 413
+    assert (counted("413"), counted("500")) == (before[0] + 1, before[1])
 
 
 async def test_dialogs_run_through_the_fast_path(harness: Harness, fake_max: FakeMax) -> None:  # noqa: F811
