@@ -59,7 +59,7 @@ async def test_a_bad_new_user_is_refused_next_to_its_fields_in_the_readers_langu
         assert f"Пользователь {admin.upper()} уже есть" in taken.text and 'data-error-for="username"' in taken.text
         spaced = await client.post("/users", data={"username": "two words", "role": "viewer"},
                                    headers=htmx(client, "ru"))
-        assert spaced.status_code == 422 and "Имя пользователя — от 1 до 64 букв" in spaced.text
+        assert spaced.status_code == 422 and "Имя пользователя — от 1 до 64 латинских букв" in spaced.text
         weak = await client.post("/users", data={"username": "ok_name", "role": "owner", "password": "short"},
                                  headers=htmx(client))
         assert weak.status_code == 422
