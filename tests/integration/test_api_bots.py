@@ -112,6 +112,7 @@ async def test_served_flow_cannot_be_deleted(app_client, admin_headers):
     await app_client.post("/api/bots/shop/publish", json={"flow": "reg", "version": 1}, headers=admin_headers)
     refused = await app_client.delete("/api/flows/reg", headers=admin_headers)
     assert refused.status_code == 409 and "shop" in refused.json()["message"]
+    assert refused.json()["details"] == [{"bot": "shop", "message": "the bot shop serves this flow"}]
     await app_client.post("/api/bots/shop/publish", json={"flow": "other", "version": 1}, headers=admin_headers)
     assert (await app_client.delete("/api/flows/reg", headers=admin_headers)).status_code == 204
     # History keeps naming the deleted flow.
