@@ -88,7 +88,8 @@ def check_missing_cancel(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
     That is: the `cancel` command is disabled and no `text` or `button` transition from the state
     goes straight to a final state. Unreachable states are left to `unreachable_state`.
     """
-    if flow.command("cancel") is not None:
+    cancel = flow.command("cancel")
+    if cancel is not None and cancel.match:  # `"match": []` never matches: as disabled as null
         return []
     seen = reachable(flow, graph)
     found: list[Issue] = []

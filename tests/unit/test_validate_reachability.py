@@ -173,6 +173,11 @@ def test_waiting_state_without_cancel_or_a_way_out_is_reported() -> None:
     assert "cancel" in issues(flow, "missing_cancel")[0].message
 
 
+def test_a_cancel_that_matches_nothing_is_disabled_too() -> None:
+    flow = make([ask("a"), end("done")], [go("t1", "a", "done")], commands={"cancel": {"match": []}})
+    assert found(flow, "missing_cancel") == [("error", ("a",), ())]
+
+
 def test_enabled_cancel_command_is_a_way_out() -> None:
     flow = make([ask("a"), ask("b"), end("done")], [go("t1", "a", "b"), go("t2", "b", "done")])
     assert found(flow, "missing_cancel") == []
