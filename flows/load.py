@@ -53,7 +53,7 @@ def _expanded_size(data: Any) -> tuple[int, bool]:
     while stack:  # a loop, not recursion: the YAML reader allows deeper nesting than Python's stack
         value, counted = stack.pop()
         key = id(value)
-        children = list(value.values()) if isinstance(value, dict) else value
+        children = value.values() if isinstance(value, dict) else value
         if counted:
             open_ids.discard(key)
             total = 1 + (sum(len(k) if isinstance(k, str) else 1 for k in value) if isinstance(value, dict) else 0)

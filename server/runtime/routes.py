@@ -20,7 +20,7 @@ async def max_webhook(request: Request, bot_id: PathStr) -> Response:
     try:
         status, content = await answer(request.app.state.runtime, bot_id, request.headers.get(SECRET_HEADER),
                                        request.body)
-    except Exception as exc:  # Litestar answers it (a body over the limit: 413) and logs a 500
+    except Exception as exc:  # Litestar answers and logs it: its own status (a body over the limit: 413), else 500
         status = exc.status_code if isinstance(exc, HTTPException) else 500
         metrics.WEBHOOK_REQUESTS.labels(bot="-", status=str(status)).inc()
         raise

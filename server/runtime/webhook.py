@@ -62,6 +62,15 @@ def _chat(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _name(value: Any, where: str, example: str = "") -> str:
+    """A required, non-empty string field (an update type, a message or callback id)."""
+    if value is None or value == "":
+        raise BadUpdate(f"{where} is missing")
+    if not isinstance(value, str):
+        raise BadUpdate(f"{where} must be a string{example}")
+    return value
+
+
 def _text(value: Any, where: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise BadUpdate(f"{where} must be a string")
@@ -71,11 +80,7 @@ def _text(value: Any, where: str) -> str | None:
 def parse_max_update(raw: Any) -> Incoming | None:
     """The engine update of a MAX delivery; None for a well-formed type the runtime ignores."""
     body = _obj(raw, "the update")
-    kind = body.get("update_type")
-    if kind is None or kind == "":
-        raise BadUpdate("update_type is missing")
-    if not isinstance(kind, str):
-        raise BadUpdate("update_type must be a string such as \"message_created\"")
+    kind = _name(body.get("update_type"), "update_type", ' such as "message_created"')
     if kind == "message_created":
         return _message(body)
     if kind == "message_callback":
@@ -92,9 +97,7 @@ def _message(body: dict[str, Any]) -> Incoming | None:
         return None  # our own (or another bot's) message echoed into a chat
     user = _user_id(sender.get("user_id"), "message.sender.user_id")
     content = _obj(message.get("body"), "message.body")
-    mid = content.get("mid")
-    if not isinstance(mid, str) or not mid:
-        raise BadUpdate("message.body.mid is missing" if mid is None or mid == "" else "message.body.mid must be a string")
+    mid = _name(content.get("mid"), "message.body.mid")
     attachments = content.get("attachments") or []
     if not isinstance(attachments, list) or not all(isinstance(a, dict) for a in attachments):
         raise BadUpdate("message.body.attachments must be a list of objects")
@@ -107,9 +110,7 @@ def _message(body: dict[str, Any]) -> Incoming | None:
 def _callback(body: dict[str, Any]) -> Incoming:
     callback = _obj(body.get("callback"), "callback")
     user = _user_id(_obj(callback.get("user"), "callback.user").get("user_id"), "callback.user.user_id")
-    callback_id = callback.get("callback_id")
-    if not isinstance(callback_id, str) or not callback_id:
-        raise BadUpdate("callback.callback_id is missing" if callback_id is None or callback_id == "" else "callback.callback_id must be a string")
+    callback_id = _name(callback.get("callback_id"), "callback.callback_id")
     payload = _text(callback.get("payload"), "callback.payload") or ""
     message = body.get("message") if isinstance(body.get("message"), dict) else {}
     recipient = message.get("recipient") if isinstance(message.get("recipient"), dict) else {}
