@@ -85,12 +85,11 @@ def parse_number(text: str) -> int | float | None:
     """A decimal number with `.` or `,`; whole numbers come back as int."""
     if len(text) > MAX_NUMBER_TEXT or NUMBER_RE.fullmatch(text) is None:
         return None
-    if "." not in text and "," not in text:
-        return int(text)
-    value = float(text.replace(",", "."))
-    if value.is_integer():
-        return int(text.replace(",", ".").partition(".")[0])
-    return value
+    whole, _, fraction = text.replace(",", ".").partition(".")
+    # Decided on the digits, not the float: 12345678901234567.5 must not become a (different) integer.
+    if not fraction.strip("0"):
+        return int(whole)
+    return float(text.replace(",", "."))
 
 
 def _number(inp: Input, text: str) -> Verdict:

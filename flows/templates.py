@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -51,7 +52,11 @@ def value_text(value: Any) -> str:
     if kind is int:
         return str(value)
     if kind is float:
-        return str(int(value)) if value.is_integer() else str(value)
+        if value.is_integer():
+            return str(int(value))
+        written = repr(value)
+        # Positional, as the user typed it: 0,00001 reads back as 0.00001, not 1e-05.
+        return format(Decimal(written), "f") if "e" in written and value == value else written
     if isinstance(value, (dict, list, tuple)):
         try:
             return json.dumps(value, ensure_ascii=False)

@@ -65,6 +65,13 @@ def test_number_accepts_decimal_comma_and_saves_whole_numbers_as_int(raw, value)
     assert type(saved) is type(value)
 
 
+def test_number_with_a_fraction_is_never_saved_as_an_integer():
+    # Far past float precision the float is whole, but the text is not: it stays a (rounded) float.
+    saved = ok(Input("number"), "12345678901234567.5")
+    assert type(saved) is float and saved == 12345678901234567.5
+    assert ok(Input("number"), "12345678901234567,000") == 12345678901234567
+
+
 @pytest.mark.parametrize("raw", ["1e5", "1.", ".5", "1 000", "1,2,3", "abc", "½", "١٢"])
 def test_number_rejected(raw):
     bad(Input("number"), raw)

@@ -15,6 +15,7 @@ def test_missing_key_and_null_render_empty():
 
 
 @pytest.mark.parametrize("value,text", [(5, "5"), (5.0, "5"), (-2.0, "-2"), (2.5, "2.5"), (0.1, "0.1"),
+                                        (0.00001, "0.00001"), (1.5e-7, "0.00000015"), (1e22, "10000000000000000000000"),
                                         (True, "true"), (False, "false"), (None, ""),
                                         ({"a": 1, "b": "я"}, '{"a": 1, "b": "я"}'), ([1, "x"], '[1, "x"]')])
 def test_value_forms(value, text):
