@@ -308,7 +308,8 @@ class _Analysis:
         resting = self.resting
         for key in read:
             if key not in self.ever_set:
-                found.append(issue("undefined_variable", f"{label} reads {{{key}}}, but {self._never(key)}"))
+                found.append(issue("undefined_variable", f"{label} reads {{{key}}}, but {self._never(key)}",
+                                   states=waiting))
                 continue
             bit = self.bits[key]
             unset = [state_id for state_id in waiting if not resting[state_id] & bit]

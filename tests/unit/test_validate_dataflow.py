@@ -151,6 +151,12 @@ def test_global_texts_are_read_in_every_waiting_state() -> None:
     assert all(i.severity == "warning" and i.transitions == () for i in issues(flow))
 
 
+def test_a_global_text_reading_a_key_set_nowhere_names_every_waiting_state() -> None:
+    flow = make([ask("ask_name", "name"), ask("ask_age", "age"), end("done")],
+                [go("t1", "ask_name", "ask_age"), go("t2", "ask_age", "done")], settings={"fallback": "Sorry {zz}"})
+    assert undefined(flow) == [("warning", ("ask_name", "ask_age"), ())]
+
+
 def test_global_texts_reading_only_collected_keys_after_the_first_state_are_fine() -> None:
     flow = make([ask("ask_name", "name"), end("done")], [go("t1", "ask_name", "done")],
                 settings={"fallback": "Please answer {{like this}}"})
