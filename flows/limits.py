@@ -33,9 +33,10 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def data_bytes(data: dict[str, Any]) -> int:
-    """The size of a dialog's data as UTF-8 JSON (past the bound when it cannot be encoded at all)."""
+    """The size of a dialog's data as compact UTF-8 JSON (past the bound when it cannot be encoded at all)."""
     try:
-        return len(json.dumps(data, ensure_ascii=False, default=str).encode("utf-8", "replace"))
+        return len(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+                   .encode("utf-8", "replace"))
     except (RecursionError, ValueError):  # nested too deeply, or a number too long to write
         return MAX_DATA_BYTES + 1
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -249,6 +250,14 @@ def doubling() -> Flow:
                    [{"from": "ask", "to": "loop", "on": "input"},
                     {"id": "twice", "from": "loop", "to": "loop", "on": "button", "payload": "more",
                      "set": {"v": "{v}{v}"}}])
+
+
+def test_the_data_bound_is_64_kib_of_compact_json() -> None:
+    exactly = {"v": "x" * (MAX_DATA_BYTES - len('{"v":""}'))}
+    assert len(json.dumps(exactly, separators=(",", ":"))) == MAX_DATA_BYTES == 65536
+    assert data_bytes(exactly) == MAX_DATA_BYTES and data_fits(exactly)
+    over = {"v": exactly["v"] + "я"}  # two bytes in UTF-8
+    assert data_bytes(over) == MAX_DATA_BYTES + 2 and not data_fits(over)
 
 
 def test_data_that_would_grow_past_64_kib_refuses_the_update_and_changes_nothing_else() -> None:
