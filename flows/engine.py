@@ -66,7 +66,9 @@ def _too_much_data(flow: Flow, session: Session | None, update: Update, now: flo
         s = copy_session(session)
         s.timeout_held = True  # the due timeout waits for the next activity instead of firing again
         return StepResult(s, replies, [], None, why, "held", touched=False)
-    if update.kind == "event":
+    if update.kind == "event":  # nobody to answer: the event is not taken
+        why = (f"{_said(update)} would grow the dialog's data past {MAX_DATA_BYTES // 1024} KiB, so it is not"
+               " taken; nothing changed.")
         return StepResult(session, replies, [], None, why, "ignored", touched=False)
     s = active_copy(session, now)
     sp = fp.states[session.state]

@@ -83,8 +83,10 @@ async def send_event(request: Request, bot_id: PathStr, user_id: PathStr) -> dic
         raise NotFound(f"User {user_id} has no dialog with bot {bot_id!r}.")
     fired = {"transition": result.transition if result else None, "reason": result.reason if result else ""}
     if status == "not_fired":
-        raise Conflict(f"No transition from the current state takes the event {name!r}; nothing changed.",
-                       code="event_not_accepted", details=[fired])
+        # The engine's reason says why: no transition takes it, or the one that would grows data past the bound.
+        why = result.reason if result is not None and result.reason else (
+            f"No transition from the current state takes the event {name!r}; nothing changed.")
+        raise Conflict(why, code="event_not_accepted", details=[fired])
     state = result.session.state if result is not None and result.session is not None else None
     return {"state": state, "fired": fired}
 

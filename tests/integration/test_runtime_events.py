@@ -70,7 +70,12 @@ async def test_events_fire_or_are_refused_and_actions_are_posted(harness: Harnes
         session = (await harness.api("GET", f"/api/bots/{BOT}/users/{user}/session")).json()
         assert session["data"] == {"name": "Иван"}  # nothing changed
         unknown = await harness.api("POST", events, json={"name": "shipped"})
-        assert unknown.status_code == 409
+        assert unknown.status_code == 409 and "'shipped' is not taken" in unknown.json()["message"]
+        # A transition would take it, but its payload would grow the data past the bound: refused, and said so.
+        too_big = await harness.api("POST", events, json={"name": "paid", "payload": {"amount": 150, "note": "x" * 70_000}})
+        assert too_big.status_code == 409 and too_big.json()["error"] == "event_not_accepted"
+        assert "64 KiB" in too_big.json()["message"]
+        assert (await harness.api("GET", f"/api/bots/{BOT}/users/{user}/session")).json()["data"] == {"name": "Иван"}
         for body, path in (({"name": 5}, "name"), ({"name": "paid", "payload": [1]}, "payload"),
                            ({"name": "paid", "amount": 150}, "amount"), ({"name": " "}, "name"), ([], "")):
             malformed = await harness.api("POST", events, json=body)
