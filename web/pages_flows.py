@@ -19,7 +19,7 @@ from flows.errors import DocumentSyntaxError, FlowFormatError
 from flows.export import EXPORT_FORMATS, export
 from flows.load import parse_text
 from flows.model import FORMAT
-from server.api.body import unreadable
+from server.bodies import unreadable
 from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.services import bots as bot_service

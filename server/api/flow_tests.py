@@ -5,7 +5,7 @@ from typing import Any
 
 from litestar import Controller, Request, Response, delete, get, post, put
 
-from server.api.body import if_match, json_body
+from server.bodies import if_match, json_body, read_body
 from server.body_fields import fields
 from server.api.flows import actor
 from server.api.params import DbSession, PathStr
@@ -43,6 +43,7 @@ class FlowTestsController(Controller):
     @put("/", guards=[requires_role("editor")],
          summary="Replace the saved tests; needs If-Match with their current revision")
     async def replace(self, flow_id: PathStr, request: Request, db_session: DbSession) -> Response:
+        await read_body(request)  # before the database (see flows.replace)
         await flow_tests.get_tests(db_session, flow_id)
         self.need_if_match(request, flow_id)
         body = fields(await json_body(request), {"tests": (list, True), "revision": (str, False)})
@@ -54,6 +55,7 @@ class FlowTestsController(Controller):
     @post("/", guards=[requires_role("editor")], status_code=201,
           summary="Add one test (body {\"test\": {...}}); needs If-Match with the tests' revision")
     async def append(self, flow_id: PathStr, request: Request, db_session: DbSession) -> Response:
+        await read_body(request)  # before the database (see flows.replace)
         await flow_tests.get_tests(db_session, flow_id)
         self.need_if_match(request, flow_id)
         body = fields(await json_body(request), {"test": (dict, True)})
@@ -85,6 +87,7 @@ class FlowTestsController(Controller):
     @post("/generated", guards=[requires_role("editor")], status_code=200,
           summary="Generate on the server and add the new cases to the saved tests; needs If-Match")
     async def add_generated(self, flow_id: PathStr, request: Request, db_session: DbSession) -> Response:
+        await read_body(request)  # before the database (see flows.replace)
         await flow_tests.get_tests(db_session, flow_id)
         self.need_if_match(request, flow_id)
         body = fields(await json_body(request, required=False), {"source": SOURCE})

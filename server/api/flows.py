@@ -7,7 +7,7 @@ from litestar import Controller, Request, Response, delete, get, post, put
 
 from flows.export import EXPORT_FORMATS, export
 from flows.validate import validation_result
-from server.api.body import document_body, if_match
+from server.bodies import document_body, if_match, read_body
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role
 from server.errors import BadRequest, PreconditionRequired
@@ -50,6 +50,7 @@ class FlowController(Controller):
     @put("/{flow_id:str}", guards=[requires_role("editor")],
          summary="Replace the draft; needs If-Match with the current revision")
     async def replace(self, flow_id: PathStr, request: Request, db_session: DbSession) -> Response:
+        await read_body(request)  # before the database: a slowly sent body must not hold a connection
         await flow_service.get_row(db_session, flow_id)
         if not request.headers.get("if-match", "").strip():  # an empty If-Match names no revision either
             raise PreconditionRequired(

@@ -33,7 +33,7 @@ DOCUMENT_BODY = {"required": True, "content": {
 
 
 def object_schema(spec: dict[str, tuple[Any, bool]]) -> dict[str, Any]:
-    """A JSON schema from a server.api.body.fields() spec, so the document and the check are one table."""
+    """A JSON schema from a server.bodies.fields() spec, so the document and the check are one table."""
     properties = {}
     for name, (kinds, _) in spec.items():
         names = [JSON_TYPES[k] for k in (kinds if isinstance(kinds, tuple) else (kinds,)) if k in KIND_NAMES]

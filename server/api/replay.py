@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Request, post
 
-from server.api.body import json_body
+from server.bodies import json_body
 from server.body_fields import fields
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role

@@ -5,7 +5,7 @@ from typing import Any
 
 from litestar import Controller, Request, delete, get, post, put
 
-from server.api.body import json_body
+from server.bodies import json_body
 from server.body_fields import clean_text, fields
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role

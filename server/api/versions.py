@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, Response, get, post
 
-from server.api.body import json_body
+from server.bodies import json_body
 from server.body_fields import fields
 from server.api.flows import actor
 from server.api.params import DbSession, PathStr

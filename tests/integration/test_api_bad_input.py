@@ -82,10 +82,14 @@ async def test_paths_with_odd_ids(app_client, admin_headers):
 async def test_wrong_method_and_headers(app_client, admin_headers):
     check_error(await app_client.patch("/api/flows", headers=admin_headers), 405)
     revision = await create_flow(app_client, admin_headers, flow_doc("reg"))
-    odd_tags = ["W/", '"', "*garbage*", ("é" * 300).encode(), b"\xff\xfe"]
+    odd_tags = ["W/", '"', "*garbage*", ("é" * 300).encode(), b"\xff\xfe", '"*"', 'W/"*"', '"stale", *']
     for tag in odd_tags:
         response = await app_client.put("/api/flows/reg", json=flow_doc("reg"), headers={**admin_headers, "If-Match": tag})
         check_error(response, 412)
+    # Repeated If-Match headers are one list: the current revision in the second one still matches.
+    both = await app_client.put("/api/flows/reg", json=flow_doc("reg"),
+                                headers=[*admin_headers.items(), ("If-Match", '"stale"'), ("If-Match", f'"{revision}"')])
+    assert both.status_code == 200
     empty = await app_client.put("/api/flows/reg", json=flow_doc("reg"), headers={**admin_headers, "If-Match": ""})
     check_error(empty, 428)  # names no revision: as if it were not sent
     check_error(await app_client.get("/api/flows", headers={"Authorization": ("Bearer " + "ы" * 10).encode()}), 401)

@@ -1,6 +1,7 @@
 """Reading request bodies ourselves, so every malformed body gets a 4xx with a sentence."""
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -28,6 +29,19 @@ def unsupported(kind: str | None, accepted: str) -> AppError:
                     f"Content-Type {kind} is not accepted here; send {accepted}.")
 
 
+BODY_SECONDS = 30.0  # a body still arriving after this is given up on (a slow client must not hold a worker)
+
+
+async def read_body(request: Request) -> bytes:
+    """The raw body, read at most BODY_SECONDS; 408 with a sentence when it does not arrive in time."""
+    try:
+        async with asyncio.timeout(BODY_SECONDS):
+            return await request.body()
+    except TimeoutError:
+        raise AppError(408, "request_timeout", f"The request body did not arrive within {BODY_SECONDS:g} seconds;"
+                                               " send the request again.") from None
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
@@ -37,7 +51,7 @@ async def json_body(request: Request, *, required: bool = True) -> dict[str, Any
     kind = media_type(request)
     if kind is not None and kind not in JSON_TYPES and not kind.endswith("+json"):
         raise unsupported(kind, "application/json")
-    raw = await request.body()
+    raw = await read_body(request)
     if not raw.strip():
         if required:
             raise BadRequest("The request needs a JSON object as its body.", code="invalid_json")
@@ -73,7 +87,7 @@ async def document_body(request: Request) -> Any:
     else:
         raise unsupported(kind, "application/json or application/yaml")
     code = "invalid_yaml" if fmt == "yaml" else "invalid_json"
-    raw = await request.body()
+    raw = await read_body(request)
     if not raw.strip():
         raise malformed("The request needs a flow document as its body (JSON or YAML).", code)
     try:
@@ -100,18 +114,24 @@ def malformed(message: str, code: str) -> Unprocessable:
 
 
 def if_match(request: Request) -> list[str] | None:
-    """Revisions named by If-Match (quoted, unquoted or W/); None for `*` or a missing header."""
-    value = request.headers.get("if-match")
-    if value is None:
+    """Revisions named by If-Match (quoted, unquoted or W/); None for a bare `*` or a missing header.
+
+    `"*"` is an ordinary tag that names no revision, so it never matches.
+    """
+    values = request.headers.getall("if-match", [])
+    if not values:
+        return None
+    value = ",".join(values)  # repeated headers are one list (RFC 9110)
+    if value.strip() == "*":
         return None
     tags = []
     for part in value.split(","):
         tag = part.strip()
-        if tag.startswith(("W/", "w/")):
+        if tag.startswith(("W/", "w/")):  # tolerated: a proxy that compresses answers weakens their ETag
             tag = tag[2:].strip()
-        tag = tag.strip('"').strip()
         if tag == "*":
-            return None
+            continue  # a * inside a list is not the wildcard; it names no revision
+        tag = tag.strip('"').strip()
         if tag and clean_text(tag):
             tags.append(tag)
     return tags
