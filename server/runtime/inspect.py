@@ -3,19 +3,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Awaitable, TypeVar
 
-import msgspec
 from litestar import Request, get, post
 from litestar.params import QueryParameter
 
+from flows.checks import Report, json_data_problems
 from flows.session import Update
 from server.http_params import PathInt, PathStr
 from server.auth import requires_role
-from server.body_fields import fields, type_name
-from server.errors import AppError, BadRequest, Conflict, NotFound, Unprocessable
+from server.bodies import json_body
+from server.body_fields import fields
+from server.errors import AppError, Conflict, NotFound, Unprocessable
 from server.runtime import timeline
 from server.runtime.catalog import BotInfo
 from server.runtime.stores.base import StoreUnavailable
-from server.runtime.webhook import not_json
 
 T = TypeVar("T")
 USER_PATH = "/api/bots/{bot_id:str}/users/{user_id:str}"
@@ -35,17 +35,7 @@ async def _read(awaitable: Awaitable[T]) -> T:
 
 
 EVENT_BODY = '{"name": "<event>", "payload": {...}}'
-
-
-async def _body(request: Request) -> Any:
-    """The JSON body; anything unreadable (or nested too deeply to read) is a 400 with the reason."""
-    raw = await request.body()
-    try:
-        return msgspec.json.decode(raw)
-    except msgspec.DecodeError as exc:
-        raise BadRequest(f"The body is not JSON: {not_json(raw, exc)}.") from None
-    except RecursionError:
-        raise BadRequest(f"The body is nested too deeply to read; send {EVENT_BODY}.") from None
+MAX_EVENT_NAME = 4096
 
 
 async def _bot(request: Request, bot_id: str) -> BotInfo:
@@ -63,15 +53,20 @@ def _session_view(stored: dict[str, Any]) -> dict[str, Any]:
 @post(USER_PATH + "/events", guards=[requires_role("editor")], status_code=200, summary="Send an event to a dialog")
 async def send_event(request: Request, bot_id: PathStr, user_id: PathStr) -> dict[str, Any]:
     """The `event` trigger: 200 {"state","fired"} when a transition took it, 409 when none did, 404 without a dialog."""
-    data = await _body(request)
-    if not isinstance(data, dict):
-        raise Unprocessable(f"Send {EVENT_BODY} as the body, not {type_name(data)}.",
-                            details=[{"path": "", "message": "expected an object"}])
-    fields(data, {"name": (str, True), "payload": ((dict, type(None)), False)})
+    data = fields(await json_body(request), {"name": (str, True), "payload": ((dict, type(None)), False)})
     name, payload = data["name"], data.get("payload")
+    report = Report()
+    json_data_problems(payload, report)  # numbers past 2^53 and deep nesting, as in a document
+    if report:
+        raise Unprocessable("The event's payload holds values a dialog cannot keep; see the details.",
+                            details=[{**d, "path": "payload" + ("." if d["path"] and d["path"][0] != "[" else "")
+                                      + d["path"]} for d in report.details])
     if not name.strip():
         raise Unprocessable(f"Name the event: send {EVENT_BODY}.",
                             details=[{"path": "name", "message": "the event's name is empty"}])
+    if len(name) > MAX_EVENT_NAME:  # no transition could name it, and answers repeat the name
+        raise Unprocessable(f"The event's name is {len(name):,} characters long; names are at most {MAX_EVENT_NAME}.",
+                            details=[{"path": "name", "message": f"longer than {MAX_EVENT_NAME} characters"}])
     bot = await _bot(request, bot_id)
     runtime = request.app.state.runtime
     try:

@@ -81,6 +81,12 @@ async def test_events_fire_or_are_refused_and_actions_are_posted(harness: Harnes
             malformed = await harness.api("POST", events, json=body)
             assert malformed.status_code == 422, body
             assert [d["path"] for d in malformed.json()["details"]] == [path], malformed.json()
+        huge = await harness.api("POST", events, json={"name": "paid", "payload": {"amount": 2 ** 64}})
+        assert huge.status_code == 422 and huge.json()["details"][0]["path"] == "payload.amount"
+        plain = await harness.api("POST", events, content=b'{"name": "paid"}', headers={"Content-Type": "text/plain"})
+        assert plain.status_code == 415
+        named = await harness.api("POST", events, json={"name": "p" * 5000})
+        assert named.status_code == 422 and len(named.text) < 1000
         taken = await harness.api("POST", events, json={"name": "paid", "payload": {"amount": 150}})
         assert taken.status_code == 200
         assert taken.json()["state"] is None and taken.json()["fired"]["transition"] == "on_paid"
