@@ -4,6 +4,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
@@ -58,8 +59,17 @@ def _user_id(value: Any, where: str) -> int:
     return value
 
 
-def _chat(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _chat(value: Any, where: str) -> int | None:
+    """Where replies go; a chat id is a signed 64-bit integer (anything else that is not a number: none)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    if not -CHAT_ID_LIMIT <= value < CHAT_ID_LIMIT:
+        raise BadUpdate(f"{where} must be a 64-bit chat id (from -2^63 to 2^63-1)")
+    return value
+
+
+CHAT_ID_LIMIT = 2 ** 63
+MAX_ID_LENGTH = 1024  # message and callback ids are keys of the duplicate marks: MAX's are a few dozen characters
 
 
 def _name(value: Any, where: str, example: str = "") -> str:
@@ -68,6 +78,8 @@ def _name(value: Any, where: str, example: str = "") -> str:
         raise BadUpdate(f"{where} is missing")
     if not isinstance(value, str):
         raise BadUpdate(f"{where} must be a string{example}")
+    if len(value) > MAX_ID_LENGTH:
+        raise BadUpdate(f"{where} is {len(value):,} characters long; at most {MAX_ID_LENGTH} are accepted")
     return value
 
 
@@ -104,7 +116,7 @@ def _message(body: dict[str, Any]) -> Incoming | None:
     attachments = [a for a in attachments if a.get("type") != "inline_keyboard"]
     recipient = message.get("recipient") if isinstance(message.get("recipient"), dict) else {}
     update = Update.message(_text(content.get("text"), "message.body.text"), attachments)
-    return Incoming(update, str(user), _chat(recipient.get("chat_id")), "m:" + mid)
+    return Incoming(update, str(user), _chat(recipient.get("chat_id"), "message.recipient.chat_id"), "m:" + mid)
 
 
 def _callback(body: dict[str, Any]) -> Incoming:
@@ -114,8 +126,8 @@ def _callback(body: dict[str, Any]) -> Incoming:
     payload = _text(callback.get("payload"), "callback.payload") or ""
     message = body.get("message") if isinstance(body.get("message"), dict) else {}
     recipient = message.get("recipient") if isinstance(message.get("recipient"), dict) else {}
-    return Incoming(Update.button(payload), str(user), _chat(recipient.get("chat_id")), "c:" + callback_id,
-                    callback_id)
+    chat = _chat(recipient.get("chat_id"), "message.recipient.chat_id")
+    return Incoming(Update.button(payload), str(user), chat, "c:" + callback_id, callback_id)
 
 
 def _started(body: dict[str, Any]) -> Incoming:
@@ -125,7 +137,7 @@ def _started(body: dict[str, Any]) -> Incoming:
         raise BadUpdate("timestamp must be an integer")
     payload = _text(body.get("payload"), "payload")  # a deep link's text, or none
     # The user is already part of every dialog key, so the timestamp alone tells deliveries apart.
-    return Incoming(Update.started(payload), str(user), _chat(body.get("chat_id")), f"s:{stamp}")
+    return Incoming(Update.started(payload), str(user), _chat(body.get("chat_id"), "chat_id"), f"s:{stamp}")
 
 
 def _error(status: int, code: str, message: str) -> tuple[int, bytes]:
@@ -142,14 +154,43 @@ def _counted(bot: str, answer: tuple[int, bytes]) -> tuple[int, bytes]:
 
 
 def not_json(raw: bytes, exc: msgspec.DecodeError) -> str:
-    """Why msgspec refused `raw`, in words that fit: it says "truncated" for an empty body and a lone surrogate."""
+    """Why msgspec refused `raw`, in words that fit (its own say "truncated" for an empty body and for a
+    lone surrogate, and nothing clear for a byte order mark, NaN or a number past a float's range)."""
     if not raw.strip():
         return "it is empty"
+    if raw.startswith(b"\xef\xbb\xbf"):
+        return "it starts with a byte order mark; send UTF-8 without one"
     try:
-        json.loads(raw)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"it is not UTF-8 (byte 0x{raw[bad.start]:02x} at offset {bad.start})"
+    try:
+        json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except _NotANumber as why:
+        return str(why)
     except (ValueError, RecursionError):
         return str(exc)
-    return "it holds an unpaired surrogate escape (\\ud800-\\udfff); send real Unicode characters"
+    if _SURROGATE_ESCAPE.search(text):
+        return "it holds an unpaired surrogate escape (\\ud800-\\udfff); send real Unicode characters"
+    return str(exc)
+
+
+class _NotANumber(ValueError):
+    """A value JSON parsers disagree on: NaN, Infinity, or a number past a float's range."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotANumber(f"it holds {name}, which is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _NotANumber(f"it holds the number {text[:40]}, too large to read")
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 async def answer(runtime: Any, bot_id: str, secret: str | None,

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
-from server.runtime.webhook import BadUpdate, parse_max_update
+from server.runtime.webhook import BadUpdate, not_json, parse_max_update
 
 USER = {"user_id": 77, "name": "Ann"}
 
@@ -32,6 +33,10 @@ def message(user_id: Any) -> dict[str, Any]:
     ({**message(77), "message": {"sender": USER, "body": {"mid": 5}}}, "mid must be a string"),
     ({"update_type": "message_callback", "callback": {"user": USER, "callback_id": ["x"]}},
      "callback_id must be a string"),
+    (started(chat_id=2 ** 64), "chat_id must be a 64-bit chat id"),
+    ({**message(77), "message": {"sender": USER, "recipient": {"chat_id": -2 ** 63 - 1}, "body": {"mid": "m"}}},
+     "message.recipient.chat_id must be a 64-bit chat id"),
+    ({**message(77), "message": {"sender": USER, "body": {"mid": "m" * 1025}}}, "mid is 1,025 characters long"),
 ])
 def test_fields_of_the_wrong_kind_are_named(raw: dict[str, Any], words: str) -> None:
     with pytest.raises(BadUpdate) as caught:
@@ -48,3 +53,23 @@ def test_a_deep_link_payload_is_text_or_nothing(payload: str | None, stored: str
 def test_the_largest_user_id_is_taken() -> None:
     incoming = parse_max_update(message(2 ** 63 - 1))
     assert incoming is not None and incoming.user == str(2 ** 63 - 1)
+
+
+def test_the_widest_chat_ids_are_taken() -> None:
+    assert parse_max_update(started(chat_id=2 ** 63 - 1)).chat_id == 2 ** 63 - 1
+    assert parse_max_update(started(chat_id=-2 ** 63)).chat_id == -2 ** 63
+
+
+@pytest.mark.parametrize(("raw", "words"), [
+    (b'{"a": NaN}', "it holds NaN, which is not a JSON number"),
+    (b'{"a": -Infinity}', "it holds -Infinity"),
+    (b'{"a": 1e400}', "the number 1e400, too large to read"),
+    (b"\xef\xbb\xbf{}", "byte order mark"),
+    ("{}".encode("utf-16"), "it is not UTF-8 (byte 0xff at offset 0)"),
+    (b'{"a": "\\ud800"}', "unpaired surrogate escape"),
+    (b"", "it is empty"),
+])
+def test_why_a_body_is_not_json_is_said_rightly(raw: bytes, words: str) -> None:
+    with pytest.raises(msgspec.DecodeError) as refused:
+        msgspec.json.decode(raw)
+    assert words in not_json(raw, refused.value)
