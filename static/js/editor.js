@@ -71,6 +71,8 @@ store.addEventListener("change", (e) => {
   if (e.detail.source === "undo" || e.detail.source === "redo") panel.refresh();
 });
 store.addEventListener("saving", () => setStatus(t("Saving…"), "saving"));
+// Typed into the side panel: saved when the field is left (or before a link away), never shown as saved before.
+store.addEventListener("unsaved", () => setStatus(t("Unsaved changes"), "saving"));
 store.addEventListener("saved", (e) => {
   setStatus(t("All changes saved"), "saved");
   status.dataset.revision = e.detail.revision;

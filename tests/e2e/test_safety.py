@@ -156,3 +156,19 @@ def test_canvas_keys_copy_paste_undo_redo_and_rename(page: Page, app: App) -> No
     assert layout != {"x": 0, "y": 198}
     click_transition(page, "pdn_no")
     expect(page.locator("#panel h2")).to_contain_text("pdn_no")
+
+
+def test_a_panel_edit_typed_and_left_by_a_link_is_saved_first(page: Page, app: App) -> None:
+    create(app, "typed")
+    open_editor(page, app.url, "typed")
+    click_state(page, "ask_name")
+    title = page.locator("#panel").get_by_label("Title", exact=True)
+    title.click()
+    title.press("End")
+    page.keyboard.type(" (typed)")
+    # Typed, not yet saved: the toolbar must not say it is.
+    expect(page.locator("#save-status")).to_have_text("Unsaved changes")
+    # Straight to another page by the top bar, the field never left by hand.
+    page.locator("header nav a", has_text="Bots").first.click()
+    page.wait_for_url("**/bots")
+    assert app.api("GET", "/api/flows/typed").json()["states"][0]["title"] == "Имя (typed)"

@@ -22,7 +22,41 @@ export class SidePanel {
     this.current = null;
     this.onSelect = null;  // set by the editor: select what a saved form now names
     this.pendingPost = null;
+    this.typing = null;  // a field typed into whose change has not been posted yet
+    this.postingUntil = 0;  // a change seen, its post (50 ms later) not queued yet
     this.listen();
+    this.guardLeaving();
+  }
+
+  /** Whether leaving the page now would lose an edit: typed but not posted, or still being saved. */
+  unsaved() {
+    return Boolean(this.typing) || performance.now() < this.postingUntil || this.store.busy;
+  }
+
+  /** Post what was typed (the field's change), then wait until every save is done. */
+  async flush() {
+    const field = this.typing;
+    if (field && field.isConnected) field.dispatchEvent(new Event("change", { bubbles: true }));
+    await new Promise((resolve) => { setTimeout(resolve, 120); });  // the form posts 50 ms after a change
+    await this.store.whenIdle();
+  }
+
+  /** A link away saves the panel's edit first; a reload or a closed tab asks the browser to confirm. */
+  guardLeaving() {
+    document.addEventListener("click", async (evt) => {
+      const link = evt.target.closest && evt.target.closest("a[href]");
+      if (!link || !this.unsaved() || evt.defaultPrevented || evt.button !== 0 || evt.metaKey || evt.ctrlKey
+          || evt.shiftKey || evt.altKey || (link.target && link.target !== "_self")) return;
+      evt.preventDefault();
+      this.store.emit("saving", {});
+      await this.flush();
+      if (!this.store.conflict && !this.rejected) window.location.assign(link.href);
+    }, true);
+    window.addEventListener("beforeunload", (evt) => {
+      if (!this.unsaved()) return;
+      evt.preventDefault();
+      evt.returnValue = "";
+    });
   }
 
   url(kind, id) {
@@ -74,10 +108,23 @@ export class SidePanel {
 
   listen() {
     const inDraftForm = (elt) => elt && elt.closest && elt.closest("[data-draft-form]");
+    document.body.addEventListener("input", (evt) => {
+      if (!inDraftForm(evt.target) || this.store.conflict) return;
+      if (!this.typing) this.store.emit("unsaved", {});
+      this.typing = evt.target;
+    });
+    // The form posts on change (leaving the field); from then on the draft queue knows the edit is pending.
+    document.body.addEventListener("change", (evt) => {
+      if (!inDraftForm(evt.target)) return;
+      this.typing = null;
+      this.postingUntil = performance.now() + 1000;
+    }, true);
     document.body.addEventListener("htmx:confirm", (evt) => {
       if (!inDraftForm(evt.target) || evt.detail.verb !== "post") return;
       evt.preventDefault();
+      this.postingUntil = 0;
       if (this.store.conflict) return;
+      this.rejected = false;
       this.store.enqueue(() => new Promise((resolve) => {
         this.pendingPost = resolve;
         evt.detail.issueRequest(true);
@@ -109,7 +156,10 @@ export class SidePanel {
         const select = xhr.getResponseHeader("X-Botflow-Select");
         if (select) this.current = decodeURIComponent(select);
         const answer = readAnswer(xhr);
-        if (xhr.getResponseHeader("X-Botflow-Rejected")) this.store.rejectForm(answer.error);
+        if (xhr.getResponseHeader("X-Botflow-Rejected")) {
+          this.rejected = true;  // a link away waits: the refused value is only in the form
+          this.store.rejectForm(answer.error);
+        }
         await this.store.adoptServerSave(revision, answer.document);
         if (select && this.onSelect) this.onSelect(decodeURIComponent(select));
       } finally {

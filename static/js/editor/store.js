@@ -26,6 +26,11 @@ export class DraftStore extends EventTarget {
     this.conflict = false;
     this.saveQueued = false;
     this.chain = Promise.resolve();
+    this.running = 0;  // queued or running tasks: a page left now would lose what they carry
+  }
+
+  get busy() {
+    return this.running > 0;
   }
 
   emit(type, detail) {
@@ -47,7 +52,8 @@ export class DraftStore extends EventTarget {
 
   /** Serialise work that reads or writes the draft on the server, so nothing overtakes a save. */
   enqueue(task) {
-    const run = this.chain.then(task);
+    this.running += 1;
+    const run = this.chain.then(task).finally(() => { this.running -= 1; });
     this.chain = run.catch((error) => { console.error(error); });
     return run;
   }
