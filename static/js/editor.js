@@ -270,7 +270,14 @@ const shortcuts = new Shortcuts(document.body);
 document.addEventListener("botflow:issues", () => outline.render());
 store.addEventListener("change", () => outline.render());
 if (editable) installAddTransition(document.getElementById("panel"), store, addTransition);
-installKeys(actions);
+// A viewer looks and tries the flow, but no key, drag or double-click changes it (the server refuses anyway).
+const VIEWER_ACTIONS = new Set(["copy", "selectAll", "search", "shortcuts", "deselect", "fit", "zoomIn", "zoomOut",
+  "outline", "funnel", "cards", "minimap", "settings"]);
+installKeys(editable ? actions : Object.fromEntries(Object.entries(actions).filter(([name]) => VIEWER_ACTIONS.has(name))));
+if (!editable) {
+  cy.autoungrabify(true);
+  panel.readOnly = t("You can look at this flow; changing it needs the editor role.");
+}
 const drawing = editable ? installEdgeDrawing(cy, canvas, addTransition) : null;
 const cards = cardsOn
   ? new CardLayer(cy, canvas.parentElement, editable ? (node, port, e) => drawing.fromPort(node, port, e) : null)
@@ -285,6 +292,7 @@ const taps = [];
 cy.on("tap", (e) => { taps.push(e.target); if (taps.length > 2) taps.shift(); });
 cy.on("dbltap", (e) => {
   if (taps.length < 2 || taps[0] !== e.target || taps[1] !== e.target) return;
+  if (!editable) return;
   if (e.target === cy) addState(e.position);
   else if (e.target.isNode()) rename(e.target);
 });

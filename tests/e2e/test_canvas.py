@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.canvas import document, node_point, open_editor, settle, wait_until
+from tests.e2e.canvas import click_state, document, node_point, open_editor, settle, wait_until
 from tests.e2e.conftest import App, Watch, login, shoot
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -371,6 +371,19 @@ def test_a_viewer_sees_cards_without_ports(browser: Browser, app: App, watch: Wa
         p = node_point(page, "choose_category")
         page.mouse.move(p["x"], p["y"])
         expect(page.locator(".edge-handle")).to_have_count(0)
+        # Nothing a viewer presses changes the flow on the screen: Delete, a drag, the side panel.
+        click_state(page, "choose_category")
+        page.keyboard.press("Delete")
+        page.mouse.move(p["x"], p["y"])
+        page.mouse.down()
+        page.mouse.move(p["x"] + 200, p["y"] + 120, steps=5)
+        page.mouse.up()
+        assert page.evaluate("window.botflowEditor.cy.getElementById('s:choose_category').nonempty()")
+        assert node_point(page, "choose_category") == p
+        title = page.locator("#panel").get_by_label("Title", exact=True)
+        expect(title).to_be_disabled()
+        expect(page.locator("#panel")).to_contain_text("changing it needs the editor role")
+        expect(page.locator("#save-status")).not_to_contain_text("Not saved")
     finally:
         context.close()
 

@@ -22,6 +22,7 @@ export class SidePanel {
     this.current = null;
     this.onSelect = null;  // set by the editor: select what a saved form now names
     this.pendingPost = null;
+    this.readOnly = "";  // for a viewer: why the fields are locked
     this.typing = null;  // a field typed into whose change has not been posted yet
     this.postingUntil = 0;  // a change seen, its post (50 ms later) not queued yet
     this.listen();
@@ -73,7 +74,10 @@ export class SidePanel {
       return Promise.resolve();
     }
     return this.store.enqueue(() => (this.current === key
-      ? htmx.ajax("GET", this.url(kind, id), { target: this.el, swap: "innerHTML" }).then(() => this.top(key))
+      ? htmx.ajax("GET", this.url(kind, id), { target: this.el, swap: "innerHTML" }).then(() => {
+        this.top(key);
+        if (this.readOnly) this.lock();
+      })
       : null));
   }
 
@@ -99,6 +103,17 @@ export class SidePanel {
     p.textContent = text;
     this.el.replaceChildren(p);
     this.top(null);
+  }
+
+  /** A viewer's panel: every field shown, none changeable, and why. */
+  lock() {
+    const form = this.el.querySelector("form");
+    if (!form) return;
+    for (const field of form.querySelectorAll("input, select, textarea, button")) field.disabled = true;
+    const note = document.createElement("p");
+    note.className = "panel-hint";
+    note.textContent = this.readOnly;
+    form.prepend(note);
   }
 
   disable(message) {
