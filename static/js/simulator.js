@@ -57,6 +57,20 @@ export function outcomeWords(outcome, transition, state) {
   return words ? words() : null;
 }
 
+
+// The commands' defaults (flow-format.md): cancel and restart are on with these texts, back and help off.
+const COMMAND_DEFAULTS = { cancel: "/cancel", restart: "/start", back: null, help: null };
+
+/** The first text the flow's command `name` takes, or null when the command is off (null, or no match). */
+function commandText(doc, name) {
+  const commands = (doc && doc.commands) || {};
+  if (!Object.prototype.hasOwnProperty.call(commands, name)) return COMMAND_DEFAULTS[name];
+  const command = commands[name];
+  if (!command) return null;
+  if (Array.isArray(command.match)) return typeof command.match[0] === "string" && command.match[0] ? command.match[0] : null;
+  return COMMAND_DEFAULTS[name];  // defaults apply field by field
+}
+
 export class Simulator extends EventTarget {
   constructor(root, { flowId, beforeSend = () => Promise.resolve(), selectedState = () => null }) {
     super();
@@ -91,13 +105,12 @@ export class Simulator extends EventTarget {
     this.root.querySelector("[data-sim-restart]").addEventListener("click", () => this.restart());
     for (const chip of this.root.querySelectorAll("[data-sim-say]")) {
       chip.addEventListener("click", () => {
-        // A command chip says what the flow itself takes for that command (its first `match`), so it works
-        // in any language the flow is written in; without one it says the chip's own word.
-        const match = chip.dataset.simCommand && window.botflowEditor?.store?.doc?.commands?.[chip.dataset.simCommand]?.match;
-        const text = (Array.isArray(match) && typeof match[0] === "string" && match[0]) || chip.dataset.simSay;
-        this.send({ text }, text);
+        const text = chip.dataset.simCommand ? commandText(this.flowDoc(), chip.dataset.simCommand) : chip.dataset.simSay;
+        if (text) this.send({ text }, text);
       });
     }
+    this.syncChips();
+    window.botflowEditor?.store?.addEventListener("change", () => this.syncChips());
     const idle = this.root.querySelector("[data-sim-idle]");
     if (idle) {
       idle.addEventListener("click", () => {
@@ -168,6 +181,21 @@ export class Simulator extends EventTarget {
     this.session = sim;
     await this.showEarlier(params.get("bot"), user, Number(params.get("entry")));
     this.facts({ ...res.data, fired: { transition: null, reason: t("Copied from the live dialog."), own: true } });
+  }
+
+  flowDoc() {
+    return window.botflowEditor?.store?.doc || null;
+  }
+
+  /** A command chip shows the text the flow takes for its command, and is hidden while the command is off. */
+  syncChips() {
+    const doc = this.flowDoc();
+    if (!doc) return;
+    for (const chip of this.root.querySelectorAll("[data-sim-command]")) {
+      const text = commandText(doc, chip.dataset.simCommand);
+      chip.hidden = !text;
+      if (text && chip.dataset.simCommand !== "back" && chip.dataset.simCommand !== "help") chip.textContent = text;
+    }
   }
 
   /** What the live dialog said up to the copied point, greyed above the note (nothing to step back to). */

@@ -172,3 +172,20 @@ def test_a_panel_edit_typed_and_left_by_a_link_is_saved_first(page: Page, app: A
     page.locator("header nav a", has_text="Bots").first.click()
     page.wait_for_url("**/bots")
     assert app.api("GET", "/api/flows/typed").json()["states"][0]["title"] == "Имя (typed)"
+
+
+def test_simulator_command_chips_follow_the_flows_commands(page: Page, app: App) -> None:
+    create(app, "chips", commands={"cancel": None, "restart": {"match": ["/заново"]},
+                                   "back": {"match": ["назад"], "reply": "Вернулись"}})
+    open_editor(page, app.url, "chips")
+    chips = page.locator("#simulator .sim-chips")
+    expect(chips.locator("[data-sim-command=cancel]")).to_be_hidden()  # the flow has no cancel
+    expect(chips.locator("[data-sim-command=help]")).to_be_hidden()  # off by default
+    expect(chips.locator("[data-sim-command=restart]")).to_have_text("/заново")
+    sim = page.locator("#simulator")
+    sim.locator("[data-sim-input]").fill("привет")
+    sim.locator("[data-sim-input]").press("Enter")
+    expect(sim.locator(".sim-bot")).not_to_have_count(0)
+    chips.locator("[data-sim-command=back]").click()
+    expect(sim.locator(".sim-user").last).to_have_text("назад")  # the flow's own word, not "back"
+    expect(sim.locator(".sim-bot .sim-text", has_text="Вернулись")).to_have_count(1)  # the command's reply
