@@ -84,12 +84,11 @@ def _ids(document: dict[str, Any], name: str) -> dict[str, dict[str, Any]]:
 def diff_graph(old: dict[str, Any], new: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     """Nodes and edges of both documents (new first, then what was removed), each with its diff status."""
     old, new = normalise(old), normalise(new)
-    layout = {**(old.get("layout") or {}), **(new.get("layout") or {})}
     old_states, new_states = _ids(old, "states"), _ids(new, "states")
     nodes = []
     for sid, state in {**old_states, **new_states}.items():
         nodes.append({"id": sid, "label": state.get("title") or sid, "status": _status(sid, result["states"]),
-                      "final": bool(state.get("final")), "position": layout.get(sid)})
+                      "final": bool(state.get("final"))})
     edges = []
     for tid, tr in {**_ids(old, "transitions"), **_ids(new, "transitions")}.items():
         if tr.get("from") in old_states or tr.get("from") in new_states:

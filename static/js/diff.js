@@ -12,12 +12,11 @@ function draw() {
   container.dataset.drawn = "1";
   const graph = JSON.parse(container.dataset.graph);
   const cy = createGraph(container, { interactive: false, cards: false });
-  const placed = graph.nodes.every((n) => n.position);
   cy.add(graph.nodes.map((n, i) => ({
     group: "nodes",
     data: { id: `s:${n.id}`, sid: n.id, label: n.label, w: TITLE_SIZE.w, h: TITLE_SIZE.h },
     classes: [n.status === "same" ? "" : `diff-${n.status}`, n.final ? "final" : "", n.id === graph.start ? "start" : ""].join(" "),
-    position: n.position ? { ...n.position } : { x: (i % 5) * 190, y: Math.floor(i / 5) * 100 },
+    position: { x: (i % 5) * 190, y: Math.floor(i / 5) * 100 },
   })));
   cy.add(graph.edges.filter((e) => cy.getElementById(`s:${e.target}`).nonempty()).map((e) => ({
     group: "edges",
@@ -25,8 +24,9 @@ function draw() {
             ...(e.source === e.target ? LOOP : {}) },
     classes: [e.status === "same" ? "" : `diff-${e.status}`, e.source === e.target ? "loop" : ""].join(" "),
   })));
-  if (placed) cy.fit(cy.elements(), 30);
-  else autoLayout(cy);
+  // Always laid out here: the editor's positions are for its larger cards and its own routes, so on these
+  // title boxes their edges crossed other states and labels landed on the wrong edges.
+  autoLayout(cy);
   window.botflowDiff = cy;
 }
 
