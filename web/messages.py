@@ -5,7 +5,7 @@ import re
 from typing import Any
 
 from server.errors import AppError
-from web.i18n import gettext as _
+from web.i18n import N_, gettext as _
 
 # A clause that tells an API client what to call next ("GET /api/flows lists the flows").
 API_CLAUSE = re.compile(r"\b(GET|PUT|POST|PATCH|DELETE)\b|/api/|If-Match|ETag|Authorization", re.IGNORECASE)
@@ -45,5 +45,42 @@ def human_message(exc: AppError) -> str:
 
 def human_detail(detail: dict[str, Any]) -> dict[str, Any]:
     """One of a refusal's field problems, its words in the reader's language where the service marked them."""
+    if detail.get("test") is not None and detail.get("differs") and not detail.get("error"):
+        return {**detail, "message": failed_step(detail)}
     message = detail.get("message")
     return {**detail, "message": _(message)} if isinstance(message, str) and message else detail
+
+
+KEY_NAMES = {"replies": N_("replies"), "state": N_("state")}
+
+
+def failed_step(detail: dict[str, Any]) -> str:
+    """A failing saved test's first differing step, in the reader's language (the API's detail is English)."""
+    expected, actual = detail.get("expected") or {}, detail.get("actual") or {}
+    what = "; ".join(_("%(key)s: expected %(expected)s, got %(actual)s") % {
+        "key": _(KEY_NAMES.get(key, key)), "expected": shown_value(expected.get(key)),
+        "actual": shown_value(actual.get(key))} for key in detail["differs"])
+    return _("step %(n)s (%(sent)s): %(what)s") % {"n": (detail.get("step") or 0) + 1,
+                                                   "sent": detail.get("shown") or "", "what": what}
+
+
+def shown_value(value: Any) -> str:
+    """A state or a list of replies as a person reads them: «text» / «text», or a dash for none."""
+    if value is None or value == []:
+        return "—"
+    if isinstance(value, list):
+        return " / ".join(f"«{item}»" for item in value)
+    return f"«{value}»"
+
+
+SYNTAX = re.compile(r"^The document is not valid (JSON|YAML): .* at line (\d+), column (\d+)\.?$", re.DOTALL)
+
+
+def syntax_problem(message: str) -> str:
+    """A parser's refusal of a file as a sentence in the reader's language: which format and where."""
+    found = SYNTAX.match(message)
+    if found is None:
+        return _(message)
+    kind, line, column = found.groups()
+    return _("This is not valid %(kind)s: look at line %(line)s, column %(column)s.") % {
+        "kind": kind, "line": line, "column": column}

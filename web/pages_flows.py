@@ -26,7 +26,7 @@ from server.services import bots as bot_service
 from server.services import flows as flow_service
 from web.i18n import gettext as _
 from web.i18n import ngettext
-from web.messages import human_message
+from web.messages import human_message, syntax_problem
 from web.pages import app_error, fragment, problem, redirect, refusal, render, user_of
 
 EXTENSIONS = {"json": "json", "yaml": "yaml", "mermaid": "mmd", "dot": "dot", "scxml": "scxml"}
@@ -125,7 +125,7 @@ class FlowsController(Controller):
                 row = await flow_service.create_flow(db_session, raw, user_of(request).username)
         except DocumentSyntaxError as exc:
             return problem(request, _("%(file)s cannot be read.") % {"file": name},
-                           [{"path": "", "message": exc.message}], status=422)
+                           [{"path": "", "message": syntax_problem(exc.message)}], status=422)
         except FlowFormatError as exc:
             count = len(exc.details) or 1
             return problem(request, ngettext("%(file)s is not a valid flow document (%(n)s problem).",

@@ -116,6 +116,7 @@ def failing_details(report: dict[str, Any]) -> list[dict[str, Any]]:
                 f"{key} expected {json.dumps(f['expected'].get(key), ensure_ascii=False)}, got "
                 f"{json.dumps(f['actual'].get(key), ensure_ascii=False)}" for key in f["differs"])
         out.append({"path": r["name"], "message": said[:1000], "test": r["name"], "step": f.get("step"),
+                    "shown": f.get("shown"),
                     "differs": f.get("differs", []), "expected": f.get("expected"), "actual": f.get("actual"),
                     "error": r.get("error")})
     return out

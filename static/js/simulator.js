@@ -374,7 +374,11 @@ export class Simulator extends EventTarget {
     try {
       data = JSON.parse(this.startBox.querySelector("[data-sim-start-data]").value || "{}");
     } catch (e) {
-      error.textContent = t("The data is not valid JSON: {problem}", { problem: e.message });
+      // The browser's own words are English; the place is what helps: "(line 1 column 2)" or "at position 1".
+      const where = /line (\d+) column (\d+)/.exec(e.message);
+      error.textContent = where
+        ? t("The data is not valid JSON: look at line {line}, column {column}.", { line: where[1], column: where[2] })
+        : t("The data is not valid JSON: check the quotes, commas and braces.");
       return;
     }
     if (data === null || typeof data !== "object" || Array.isArray(data)) {

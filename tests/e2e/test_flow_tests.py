@@ -82,7 +82,7 @@ def test_start_anywhere_with_prefilled_data(page: Page, app: App) -> None:
     assert json.loads(data.input_value()) == {"name": "", "phone": ""}
     data.fill('{"name": "Ann", ')
     box.get_by_role("button", name="Start here").click()
-    expect(box.locator("[data-sim-start-error]")).to_contain_text("The data is not valid JSON")
+    expect(box.locator("[data-sim-start-error]")).to_contain_text("The data is not valid JSON: look at line 1, column")
     data.fill('["not", "an object"]')
     box.get_by_role("button", name="Start here").click()
     expect(box.locator("[data-sim-start-error]")).to_contain_text("The data must be an object")
@@ -196,7 +196,7 @@ def test_publish_form_shows_the_failing_tests_of_a_bot_that_requires_them(page: 
     result = page.locator("#publish-result")
     expect(result).to_contain_text("fails 1 of 1 saved tests")
     expect(result).to_contain_text("greets in English")
-    expect(result).to_contain_text('replies expected ["Hello!"], got ["Привет! Как вас зовут?"]')
+    expect(result).to_contain_text("replies: expected «Hello!», got «Привет! Как вас зовут?»")
     shoot(page, "publish-blocked-by-tests")
     assert app.api("GET", "/api/bots/gatebot").json()["flow"] is None
     right = {"name": "greets", "steps": [{"update": {"text": "/start"}, "expect": {"replies": ["Привет! Как вас зовут?"]}}]}

@@ -11,7 +11,7 @@ from babel.messages.pofile import read_po
 from web import i18n
 from web.diffview import field_name
 from web.issues import group_issues
-from web.messages import without_api_words
+from web.messages import human_detail, syntax_problem, without_api_words
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCALE = ROOT / "web" / "locale" / "ru" / "LC_MESSAGES"
@@ -126,3 +126,25 @@ def test_api_hints_are_dropped_from_refusals() -> None:
     assert without_api_words("There is no flow 'x'; GET /api/flows lists the flows.") == "There is no flow 'x'."
     assert without_api_words("A flow with id 'x' already exists; PUT /api/flows/x replaces its draft.") == \
         "A flow with id 'x' already exists."
+
+
+def test_a_failing_test_step_reads_in_the_readers_language() -> None:
+    detail = {"path": "Happy", "message": 'step 1 (привет): replies expected ["A"], got ["B"]', "test": "Happy",
+              "step": 0, "shown": "привет", "differs": ["replies", "state"], "error": None,
+              "expected": {"replies": ["Как вас зовут?"], "state": "ask_name"},
+              "actual": {"replies": ["Не понял", "Как вас зовут?"], "state": None}}
+    i18n.set_language("ru")
+    assert human_detail(detail)["message"] == (
+        "шаг 1 (привет): ответы: ожидалось «Как вас зовут?», получено «Не понял» / «Как вас зовут?»; "
+        "состояние: ожидалось «ask_name», получено —")
+    i18n.set_language("en")
+    assert human_detail(detail)["message"].startswith("step 1 (привет): replies: expected «Как вас зовут?»")
+
+
+def test_a_file_that_does_not_parse_is_told_where_in_the_readers_language() -> None:
+    i18n.set_language("ru")
+    said = "The document is not valid JSON: Expecting property name enclosed in double quotes at line 1, column 2."
+    assert syntax_problem(said) == "Это не корректный JSON: посмотрите строку 1, столбец 2."
+    i18n.set_language("en")
+    assert syntax_problem(said) == "This is not valid JSON: look at line 1, column 2."
+    assert syntax_problem("The document is nested too deeply to read.") == "The document is nested too deeply to read."
