@@ -101,7 +101,8 @@ async def test_publish_is_refused_while_the_version_fails_its_tests(app_client, 
     assert body["details"] == [{"path": "expects another greeting",
                                 "message": 'step 1 (/start): replies expected ["Добрый день!"], got '
                                            '["Привет! Как вас зовут?"]',
-                                "test": "expects another greeting", "step": 0, "differs": ["replies"],
+                                "test": "expects another greeting", "step": 0, "shown": "/start",
+                                "differs": ["replies"],
                                 "expected": {"state": "ask_name", "replies": ["Добрый день!"]},
                                 "actual": {"state": "ask_name", "replies": ["Привет! Как вас зовут?"]},
                                 "error": None}]
