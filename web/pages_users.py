@@ -101,8 +101,11 @@ class UsersController(Controller):
             errors["password"] = words
         if not errors:
             try:
+                # Someone who logs in with a password makes their own API tokens, if they want any; only an
+                # API-only account gets one here (a credential nobody asked for would otherwise lie around).
                 created, token = await user_service.create_user(db_session, values["username"], values["role"],
-                                                                values["password"] or None, user_of(request).username)
+                                                                values["password"] or None, user_of(request).username,
+                                                                with_token=not values["password"])
             except AppError as exc:
                 if exc.code != "user_exists":
                     return app_error(request, exc)

@@ -55,8 +55,8 @@ async def find_user(session: AsyncSession, username: str) -> UserRow | None:
 
 
 async def create_user(session: AsyncSession, username: str, role: str, password: str | None,
-                      actor: str | None) -> tuple[UserRow, str]:
-    """A new user and their first API token (returned in clear this once)."""
+                      actor: str | None, *, with_token: bool = True) -> tuple[UserRow, str | None]:
+    """A new user and (unless `with_token` is false) their first API token, returned in clear this once."""
     check_username(username)
     check_role(role)
     if password is not None:
@@ -67,7 +67,7 @@ async def create_user(session: AsyncSession, username: str, role: str, password:
     session.add(user)
     try:
         await session.flush()
-        _, token = add_token(session, user, CREATED_LABEL)
+        token = add_token(session, user, CREATED_LABEL)[1] if with_token else None
         audit.record(session, actor, "user.create", f"user:{username}", role=role)
         await session.commit()
     except IntegrityError:

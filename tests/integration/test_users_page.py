@@ -27,7 +27,7 @@ async def signed_in(client: AsyncTestClient, admin_headers: dict[str, str], role
     return name
 
 
-async def test_an_admin_adds_a_user_who_can_log_in_and_call_the_api_with_the_token_shown_once(
+async def test_an_admin_adds_a_user_who_logs_in_and_an_api_account_with_the_token_shown_once(
         make_app, admin_headers) -> None:
     async with AsyncTestClient(app=make_app()) as client:
         admin = await signed_in(client, admin_headers, "admin")
@@ -39,12 +39,16 @@ async def test_an_admin_adds_a_user_who_can_log_in_and_call_the_api_with_the_tok
         assert added.status_code == 200, added.text
         assert added.headers["hx-trigger"] == "users-changed" and added.headers["cache-control"] == "no-store"
         assert "maria can now log in as editor" in added.text and PASSWORD not in added.text
-        token = shown_token(added.text)
-        assert (await client.get("/api/users/me", headers=bearer(token))).json() == {"username": "maria",
-                                                                                       "role": "editor"}
+        assert 'data-testid="new-token"' not in added.text  # she logs in; no token is made on her behalf
+        robot = await client.post("/users", data={"username": "robot", "role": "viewer", "password": ""},
+                                  headers=htmx(client))
+        assert "robot is an API-only account" in robot.text
+        token = shown_token(robot.text)
+        assert (await client.get("/api/users/me", headers=bearer(token))).json() == {"username": "robot",
+                                                                                       "role": "viewer"}
         table = await client.get("/users", headers={"HX-Request": "true"})
-        assert 'data-user="maria"' in table.text and token not in table.text
-        tokens = await client.get("/users/maria", headers={"HX-Request": "true"})
+        assert 'data-user="robot"' in table.text and token not in table.text
+        tokens = await client.get("/users/robot", headers={"HX-Request": "true"})
         assert "made with the account" in tokens.text and token not in tokens.text  # by name, never by value
     async with AsyncTestClient(app=make_app()) as other:
         assert await log_in(other, "maria") == 303
