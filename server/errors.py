@@ -116,10 +116,30 @@ def http_exception_handler(request: Request, exc: HTTPException) -> Response:
     elif status == 400 and exc.detail and exc.detail != "Bad Request":
         sentence = str(exc.detail).rstrip(".") + "."
     details = exc.extra if isinstance(exc.extra, list) else []
+    named = [d for d in details if isinstance(d, dict) and d.get("key") and d.get("source")]
+    if status == 400 and named:  # a path or query value of the wrong kind: say which and what it must be
+        details = [{"path": d["key"], "message": readable_problem(str(d.get("message") or ""))} for d in named]
+        sentence = "Check the request: " + "; ".join(
+            f"the {getattr(d['source'], 'value', d['source'])} parameter '{d['key'][:100]}' "
+            f"{readable_problem(str(d.get('message') or ''))}"
+            for d in named) + "."
     headers = dict(exc.headers or {})
     if status >= 500:
         log.error("%s %s failed: %s", request.method, request.url.path, exc.detail)
     return Response(error_body(code, sentence, details), status_code=status, headers=headers or None)
+
+
+def readable_problem(message: str) -> str:
+    """A validator's note on a parameter ("Expected `int | null`, got `str`") as words a person acts on."""
+    if message.startswith("Expected `int"):
+        return "must be a whole number"
+    if message.startswith(("Expected `float", "Expected `number")):
+        return "must be a number"
+    if message.startswith("Expected `bool"):
+        return "must be true or false"
+    if message.startswith("Missing required"):
+        return "is missing"
+    return message.rstrip(".") or "is not valid"
 
 
 def internal_error_handler(request: Request, exc: Exception) -> Response:

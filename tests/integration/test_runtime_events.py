@@ -122,6 +122,11 @@ async def test_the_dialog_as_of_each_timeline_entry(harness: Harness) -> None:
     before = (await harness.api("GET", base + "/timeline/3/state")).json()
     assert before["entry"]["text"] == "Иван"
     assert (before["session"]["state"], before["session"]["data"]) == ("ask_name", {})
+    for odd in ("abc", "", "1.5"):  # said in words, with the parameter named
+        refused = await harness.api("GET", base + f"/session?at={odd}")
+        assert refused.status_code == 400, odd
+        assert refused.json()["message"] == "Check the request: the query parameter 'at' must be a whole number."
+        assert refused.json()["details"] == [{"path": "at", "message": "must be a whole number"}]
     after = (await harness.api("GET", base + "/session?at=4")).json()
     assert (after["state"], after["data"], after["version"]) == ("wait_pay", {"name": "Иван"}, 1)
     assert (await harness.api("GET", base + "/timeline/0/state")).json()["session"] is None
