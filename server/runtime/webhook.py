@@ -44,7 +44,8 @@ def secret_ok(expected: str | None, given: str | None) -> bool:
     """Constant-time comparison; a bot without a secret accepts nothing."""
     if not expected or given is None:
         return False
-    return hmac.compare_digest(expected.encode(), given.encode())
+    # A header's value excludes the spaces around it (RFC 9110); parsers drop the leading ones only.
+    return hmac.compare_digest(expected.encode(), given.strip(" \t").encode())
 
 
 def _obj(value: Any, where: str) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from server.runtime.webhook import BadUpdate, not_json, parse_max_update
+from server.runtime.webhook import BadUpdate, not_json, parse_max_update, secret_ok
 
 USER = {"user_id": 77, "name": "Ann"}
 
@@ -73,3 +73,9 @@ def test_why_a_body_is_not_json_is_said_rightly(raw: bytes, words: str) -> None:
     with pytest.raises(msgspec.DecodeError) as refused:
         msgspec.json.decode(raw)
     assert words in not_json(raw, refused.value)
+
+
+def test_the_secret_header_is_compared_without_the_spaces_around_it() -> None:
+    assert secret_ok("whsecret_ABC", "whsecret_ABC \t") and secret_ok("whsecret_ABC", " whsecret_ABC")
+    assert not secret_ok("whsecret_ABC", "whsecret_AB C") and not secret_ok("whsecret_ABC", "")
+    assert not secret_ok(None, "x") and not secret_ok("", "") and not secret_ok("x", None)
