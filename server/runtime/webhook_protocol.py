@@ -16,7 +16,10 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+import msgspec
+
 from server import metrics
+from server.errors import error_body
 from server.runtime.fastpath import FAILED, PREFIX, delivery_headers
 from server.runtime.webhook import answer
 
@@ -24,6 +27,11 @@ log = logging.getLogger("botflow.runtime.webhook")
 
 _PREFIX = PREFIX.encode()
 _JSON = b"content-type: application/json\r\ncontent-length: %d\r\n"
+# What a request the HTTP parser refuses gets: the JSON error shape of every answer (uvicorn sends plain text).
+_UNREADABLE = msgspec.json.encode(error_body(
+    "bad_request", "The request cannot be read as HTTP: its address or a header is too long, or holds characters"
+                   " HTTP does not allow (control characters, or spaces inside the address). Send it again without"
+                   " them."))
 
 
 class _Quiet:
@@ -71,6 +79,15 @@ class WebhookProtocol(HttpToolsProtocol):
     def bound(cls, app: Any) -> type[WebhookProtocol]:
         """This protocol serving `app`'s runtime (uvicorn's Config takes a protocol class as `http`)."""
         return type("WebhookProtocolFor", (cls,), {"litestar": app, "max_body": app.state.settings.max_body})
+
+    def send_400_response(self, msg: str) -> None:
+        """A request the parser refused (uvicorn logs `msg`): answered in JSON, then the connection closes."""
+        head = [STATUS_LINE[400]]
+        for name, value in self.server_state.default_headers:
+            head.extend([name, b": ", value, b"\r\n"])
+        head.extend([_JSON % len(_UNREADABLE), b"connection: close\r\n\r\n", _UNREADABLE])
+        self.transport.write(b"".join(head))
+        self.transport.close()
 
     def on_message_begin(self) -> None:
         # uvicorn builds the ASGI scope (and copies the app state) here; only a request ASGI serves needs

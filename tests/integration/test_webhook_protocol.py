@@ -155,6 +155,20 @@ def test_refusals_and_unusual_targets_answer_as_the_route_does(served: Served, r
     assert (body["error"] if code else body) == (code or {"ok": True})
 
 
+@pytest.mark.parametrize("request_bytes", [
+    b"GET /api/flows HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok\x0b\r\n\r\n",
+    b"GET /api/" + b"a" * 100_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+    delivery(4, "/start", extra="If-Match: \"\x01\"\r\n"),
+], ids=["control-character", "long-target", "delivery-with-a-control-character"])
+def test_a_request_http_cannot_read_gets_the_json_error_shape(served: Served, request_bytes: bytes) -> None:
+    with connect(served) as sock:
+        sock.sendall(request_bytes)
+        ((line, headers, body),) = read_answers(sock, 1)
+        assert line == b"HTTP/1.1 400 Bad Request" and headers["connection"] == "close"
+        assert body["error"] == "bad_request" and "cannot be read as HTTP" in body["message"]
+        assert closed(sock)
+
+
 def test_a_chunked_delivery_is_served_through_asgi(served: Served) -> None:
     body = json.dumps(msg(5, "/start")).encode()
     chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
