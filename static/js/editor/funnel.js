@@ -198,8 +198,9 @@ export class FunnelView {
     this.sides = a ? [a, b] : [b];
     this.badges.show(paint(this.cy, b, a));
     this.summarise(res.data, this.sides);
-    this.say(t("Counted from {from} to {to}.", { from: new Date(res.data.from).toLocaleString(lang),
-                                               to: new Date(res.data.to).toLocaleString(lang) }), "done");
+    // `to` is where counting stopped (the start of the day after the last one), so it reads "until".
+    const when = (iso) => new Date(iso).toLocaleString(lang, { dateStyle: "short", timeStyle: "short" });
+    this.say(t("Counted from {from} until {to}.", { from: when(res.data.from), to: when(res.data.to) }), "done");
     this.linkCsv();
   }
 
