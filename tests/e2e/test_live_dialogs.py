@@ -152,7 +152,7 @@ def test_the_publish_form_shows_what_the_publish_does_and_the_history_keeps_it(p
     expect(history.locator("tbody tr").first).to_contain_text("4 running: 3 continued, 1 dropped")
     expect(page.locator("#live-dialogs").get_by_test_id("live-total")).to_have_text("3 dialogs running now")
     rollback = history.locator("tbody tr").nth(1)
-    rollback.get_by_label("What happens to running dialogs").select_option("reset")
+    rollback.get_by_label("Running dialogs:").select_option("reset")
     expect(rollback.get_by_test_id("publish-preview")).to_contain_text("0 continue, 3 are dropped.")
     history.scroll_into_view_if_needed()
     keep(page, "publish-history-counts")
