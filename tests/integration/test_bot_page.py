@@ -65,6 +65,9 @@ async def test_the_services_refusals_are_said_in_the_readers_language(app_client
         refused = await app_client.post("/bots", data={"id": "Bad/Id", "token": "t"},
                                         headers={**page, "Accept-Language": language})
         assert refused.status_code == 422 and words in refused.text, refused.text
+    listed = await app_client.get("/flows", headers={**admin_headers, "HX-Request": "true"})
+    row = listed.text.split('data-flow="rolled"')[1].split("</tr>")[0]
+    assert "disabled" in row and "publish another flow to it first" in row and "hx-post" not in row
     in_use = await app_client.post("/flows/rolled/delete", headers={**page, "Accept-Language": "ru"})
     assert in_use.status_code == 409
     assert f"Сценарий «rolled» сейчас работает в ботах: {BOT}; сначала опубликуйте в них другой сценарий." in in_use.text
