@@ -94,8 +94,9 @@ class BotHealth:
 def subscription_words(health: Any, public_url: str | None) -> tuple[str, str]:
     """(tag, sentence) describing the webhook subscription as the watchdog last saw it."""
     if not public_url:
-        return "muted", _("No public address is configured (BOTFLOW_PUBLIC_URL), so MAX cannot deliver to this "
-                          "server; use long polling for development.")
+        return "muted", _("This server has no public address, so MAX cannot deliver messages to it. Whoever runs "
+                          "the server sets one (the setting BOTFLOW_PUBLIC_URL); while developing, the bot can "
+                          "fetch its messages from MAX instead (botflow poll).")
     if health is None:
         return "muted", _("Not checked yet; the first check runs shortly after the server starts.")
     ago = max(0, round((time.time() - health.checked_at) / 60))

@@ -13,7 +13,7 @@ def test_delivery_card_and_test_message(page: Page, app: App) -> None:
     page.goto(app.url + "/bots/ops-bot")
     card = page.locator("#bot-health")
     expect(card).to_contain_text("Webhook address")
-    expect(card).to_contain_text("No public address is configured")
+    expect(card).to_contain_text("This server has no public address")
     expect(card).to_contain_text("nothing queued")
     expect(card.locator("dd").filter(has_text="none")).not_to_have_count(0)
 
