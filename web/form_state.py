@@ -177,6 +177,11 @@ def _build_input(inp: dict[str, Any], original: dict[str, Any], f: Fields) -> di
     if "min" in options:
         integer = kind == "integer"
         out.update(clean({"min": f.number("input.min", integer=integer), "max": f.number("input.max", integer=integer)}))
+    # Bounds the wrong way round accept no answer at all: the user would be stuck at this state.
+    for low, high, field in (("min_length", "max_length", "input.max_length"), ("min", "max", "input.max")):
+        if out.get(low) is not None and out.get(high) is not None and out[low] > out[high]:
+            f.errors.setdefault(field, _("Make this at least the minimum (%(n)s): otherwise no answer is accepted.")
+                                % {"n": out[low]})
     if "choices" in options:
         choices = f.lines("input.choices")
         if not choices:

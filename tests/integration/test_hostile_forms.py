@@ -101,3 +101,20 @@ async def test_a_body_nested_ten_thousand_deep_is_a_400_everywhere(app_client, a
         assert answer.status_code == 400 and "nested too deeply" in answer.json()["message"], path
     document = await app_client.post("/api/flows", content=deep, headers=headers)
     assert document.status_code == 422 and "nested too deeply" in document.json()["message"]
+
+
+async def test_length_bounds_the_wrong_way_round_are_refused_next_to_the_field(app_client, admin_headers):
+    headers = await signed_in(app_client, admin_headers)
+    await create_flow(app_client, admin_headers, flow_doc("bounds"))
+    draft = await app_client.get("/api/flows/bounds", headers=admin_headers)
+    state = next(s for s in draft.json()["states"] if (s.get("input") or {}).get("type") == "text")
+    form = {"revision": draft.headers["etag"].strip('"'), "id": state["id"], "title": state.get("title", ""),
+            "input.type": "text", "input.save_as": state["input"]["save_as"],
+            "input.min_length": "5", "input.max_length": "2"}
+    for i, message in enumerate(state.get("say") or []):
+        form[f"say[{i}].text"] = message.get("text", "")
+    answer = await app_client.post(f"/flows/bounds/edit/state/{state['id']}", data=form, headers=headers)
+    assert answer.status_code in (200, 422)
+    assert "no answer is accepted" in error_for(answer.text, "input.max_length")
+    after = (await app_client.get("/api/flows/bounds", headers=admin_headers)).json()
+    assert next(s for s in after["states"] if s["id"] == state["id"])["input"] == state["input"]
