@@ -55,6 +55,7 @@ let selectionTimer = null;
 /** The save status; an expired session also gets a link to log in again. */
 function setStatus(text, kind, { expired = false } = {}) {
   status.textContent = text;
+  status.title = text;  // a long refusal is cut to one line on the toolbar; the whole of it shows on hover
   status.dataset.kind = kind;
   if (expired) {
     const link = document.createElement("a");
