@@ -64,7 +64,7 @@ async def send_event(request: Request, bot_id: PathStr, user_id: PathStr) -> dic
     if not name.strip():
         raise Unprocessable(f"Name the event: send {EVENT_BODY}.",
                             details=[{"path": "name", "message": "the event's name is empty"}])
-    if len(name) > MAX_EVENT_NAME:  # no transition could name it, and answers repeat the name
+    if len(name) > MAX_EVENT_NAME:  # a mistake, not a name; the answers would repeat it in full
         raise Unprocessable(f"The event's name is {len(name):,} characters long; names are at most {MAX_EVENT_NAME}.",
                             details=[{"path": "name", "message": f"longer than {MAX_EVENT_NAME} characters"}])
     bot = await _bot(request, bot_id)
