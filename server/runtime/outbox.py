@@ -254,10 +254,14 @@ class Outbox:
         acks, self._acks = self._acks, {}
         try:
             more = await self.store.outbox_acks([Ack(b, u, owner, tuple(ids)) for (b, u), (owner, ids) in acks.items()])
-        except StoreUnavailable as exc:
-            metrics.STORE_ERRORS.labels(store=self.store.name).inc()
-            log.warning("outbox acks paused, storage unreachable: %s", exc,
-                        extra={"event": "outbox_paused", "outcome": "store_error"})
+        except Exception as exc:  # noqa: BLE001 - acks dropped here would stall every chain in them for good
+            if isinstance(exc, StoreUnavailable):
+                metrics.STORE_ERRORS.labels(store=self.store.name).inc()
+                log.warning("outbox acks paused, storage unreachable: %s", exc,
+                            extra={"event": "outbox_paused", "outcome": "store_error"})
+            else:
+                log.error("outbox acks failed; kept and tried again", exc_info=True,
+                          extra={"event": "outbox_paused", "outcome": "error"})
             for key, (owner, ids) in acks.items():  # keep them; the claims lapse if this lasts
                 self._acks.setdefault(key, (owner, []))[1][:0] = ids
             await asyncio.sleep(0.5)

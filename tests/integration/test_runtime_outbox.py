@@ -75,6 +75,30 @@ async def test_a_slow_send_holds_no_lock_and_later_replies_keep_their_order(
     assert texts(fake_max, 7002) == [HELLO, ASK_PHONE]
 
 
+async def test_an_unexpected_failure_acknowledging_sends_keeps_the_acks_and_the_chain_goes_on(
+        sqlite_url: str, fake_max: FakeMax, redis_prefix: str, monkeypatch) -> None:  # noqa: F811
+    monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
+    async with running(sqlite_url, fake_max.url, REDIS_URL) as h:
+        await h.bot(BOT)
+        await h.publish(BOT, registration())
+        store = h.runtime.store
+        real, failures = store.outbox_acks, []
+
+        async def once_broken(acks):
+            if not failures:
+                failures.append(acks)
+                raise RuntimeError("an error no store should raise")
+            return await real(acks)
+
+        monkeypatch.setattr(store, "outbox_acks", once_broken)
+        assert (await h.deliver(BOT, msg(7003, "/start"))).status_code == 200
+        assert (await h.deliver(BOT, msg(7003, "Иван"))).status_code == 200
+        # Dropped, the first ack would have left the user's queue claimed and renewed forever: the
+        # second reply, queued behind the first, would never leave.
+        await fake_max.wait_for(lambda f: len(texts(f, 7003)) == 2, timeout=10)
+    assert failures and texts(fake_max, 7003) == [HELLO, ASK_PHONE]
+
+
 async def test_replies_committed_by_a_replica_that_died_are_sent_by_another(
         sqlite_url: str, fake_max: FakeMax, redis_prefix: str, monkeypatch) -> None:  # noqa: F811
     monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
