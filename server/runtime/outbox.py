@@ -238,13 +238,26 @@ class Outbox:
             task.cancel()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
+    def _keep_ack(self, key: tuple[str, str], owner: str, ids: list[str], first: bool = False) -> None:
+        """Add acks of `owner`'s chain to the pending batch (`first`: ahead of those already there).
+
+        A user has one pending owner. When the queue's claim lapsed and was taken again (by this replica's
+        own poller, say, after an outage), the chain `working` names is the one whose acks count: the
+        others' would be ignored by the store, and merged under the old owner they hid the new chain's ack,
+        so its claim was renewed forever with nothing sent behind it.
+        """
+        pending = self._acks.get(key)
+        if pending is not None and pending[0] == owner:
+            if first:
+                pending[1][:0] = ids
+            else:
+                pending[1].extend(ids)
+        elif pending is None or owner == self.working.get(key):
+            self._acks[key] = (owner, list(ids))
+
     def _ack_later(self, key: tuple[str, str], owner: str, item_id: str) -> None:
         """Queue the ack of a sent item for this pass's batch."""
-        pending = self._acks.get(key)
-        if pending is None:
-            self._acks[key] = (owner, [item_id])
-        else:
-            pending[1].append(item_id)
+        self._keep_ack(key, owner, [item_id])
         if not self._flushing:
             self._flushing = True
             asyncio.get_running_loop().call_soon(lambda: self._spawn(self._flush()))
@@ -263,7 +276,7 @@ class Outbox:
                 log.error("outbox acks failed; kept and tried again", exc_info=True,
                           extra={"event": "outbox_paused", "outcome": "error"})
             for key, (owner, ids) in acks.items():  # keep them; the claims lapse if this lasts
-                self._acks.setdefault(key, (owner, []))[1][:0] = ids
+                self._keep_ack(key, owner, ids, first=True)
             await asyncio.sleep(0.5)
             more = None
         finally:

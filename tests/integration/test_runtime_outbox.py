@@ -99,6 +99,42 @@ async def test_an_unexpected_failure_acknowledging_sends_keeps_the_acks_and_the_
     assert failures and texts(fake_max, 7003) == [HELLO, ASK_PHONE]
 
 
+async def test_a_queue_this_replica_claims_again_after_an_outage_keeps_sending(
+        sqlite_url: str, fake_max: FakeMax, redis_prefix: str, monkeypatch) -> None:  # noqa: F811
+    """Acks pending from before an outage belong to a claim that lapsed; when this replica's own poller
+    claims the queue again and resends, the new chain's ack must not be filed under the old owner."""
+    from server.runtime.keys import member
+    from server.runtime.stores.base import StoreUnavailable
+
+    monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
+    async with running(sqlite_url, fake_max.url, REDIS_URL) as h:
+        await h.bot(BOT)
+        await h.publish(BOT, registration())
+        store, down = h.runtime.store, [True]
+        real_acks, real_hold = store.outbox_acks, store.outbox_hold
+
+        async def acks(batch):
+            if down[0]:
+                raise StoreUnavailable("redis is restarting")
+            return await real_acks(batch)
+
+        async def hold(claims, owner, until):
+            if down[0]:
+                raise StoreUnavailable("redis is restarting")
+            return await real_hold(claims, owner, until)
+
+        monkeypatch.setattr(store, "outbox_acks", acks)
+        monkeypatch.setattr(store, "outbox_hold", hold)
+        assert (await h.deliver(BOT, msg(7004, "/start"))).status_code == 200  # sent; its ack cannot land
+        # The claim lapses while the store is away, and this replica's poller takes the queue again.
+        await store.client.call("ZADD", store.keys.outq, "0", member(BOT, "7004"))
+        await fake_max.wait_for(lambda f: len(texts(f, 7004)) == 2, timeout=10)  # resent: outcome unknown
+        down[0] = False
+        assert (await h.deliver(BOT, msg(7004, "Иван"))).status_code == 200
+        await fake_max.wait_for(lambda f: len(texts(f, 7004)) == 3, timeout=10)
+    assert texts(fake_max, 7004) == [HELLO, HELLO, ASK_PHONE]
+
+
 async def test_replies_committed_by_a_replica_that_died_are_sent_by_another(
         sqlite_url: str, fake_max: FakeMax, redis_prefix: str, monkeypatch) -> None:  # noqa: F811
     monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
