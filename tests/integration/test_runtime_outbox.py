@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 
@@ -12,14 +13,14 @@ from server.runtime.dispatch import REPLY_WAIT
 from server.runtime.gauges import sample_gauges
 from server.runtime.max_client import MaxApiError, MaxClient
 from server.runtime.outbox import LEASE, MaxSender, Outbox
-from server.runtime.keys import Keys
+from server.runtime.keys import Keys, member
 from server.runtime.ratelimit import RateLimiter, SharedRateLimiter
 from server.runtime.stores import Write, new_token
-from server.runtime.stores.base import LOCK_MS
+from server.runtime.stores.base import LOCK_MS, StoreUnavailable
 from server.runtime.stores.memory import MemoryStore
 from server.runtime.stores.redis import RedisStore
 from tests.fakemax import FAKE_TOKEN, FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
-from tests.integration.runtime_app import msg, registration, running, texts
+from tests.integration.runtime_app import msg, registration, running, serving, texts
 from tests.integration.runtime_support import REDIS_URL, redis_prefix, sqlite_url  # noqa: F401
 
 BOT = "outbot"
@@ -76,11 +77,8 @@ async def test_a_slow_send_holds_no_lock_and_later_replies_keep_their_order(
 
 
 async def test_an_unexpected_failure_acknowledging_sends_keeps_the_acks_and_the_chain_goes_on(
-        sqlite_url: str, fake_max: FakeMax, redis_prefix: str, monkeypatch) -> None:  # noqa: F811
-    monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
-    async with running(sqlite_url, fake_max.url, REDIS_URL) as h:
-        await h.bot(BOT)
-        await h.publish(BOT, registration())
+        request: pytest.FixtureRequest, fake_max: FakeMax, monkeypatch) -> None:  # noqa: F811
+    async with serving(request, "redis", fake_max.url, BOT, registration()) as h:
         store = h.runtime.store
         real, failures = store.outbox_acks, []
 
@@ -99,32 +97,23 @@ async def test_an_unexpected_failure_acknowledging_sends_keeps_the_acks_and_the_
     assert failures and texts(fake_max, 7003) == [HELLO, ASK_PHONE]
 
 
+def refused_while(down: list[bool], call: Any) -> Any:
+    """`call` (a store method), failing as an unreachable store while `down[0]` is true."""
+    async def maybe(*args: Any) -> Any:
+        if down[0]:
+            raise StoreUnavailable("redis is restarting")
+        return await call(*args)
+    return maybe
+
+
 async def test_a_queue_this_replica_claims_again_after_an_outage_keeps_sending(
-        sqlite_url: str, fake_max: FakeMax, redis_prefix: str, monkeypatch) -> None:  # noqa: F811
+        request: pytest.FixtureRequest, fake_max: FakeMax, monkeypatch) -> None:  # noqa: F811
     """Acks pending from before an outage belong to a claim that lapsed; when this replica's own poller
     claims the queue again and resends, the new chain's ack must not be filed under the old owner."""
-    from server.runtime.keys import member
-    from server.runtime.stores.base import StoreUnavailable
-
-    monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
-    async with running(sqlite_url, fake_max.url, REDIS_URL) as h:
-        await h.bot(BOT)
-        await h.publish(BOT, registration())
+    async with serving(request, "redis", fake_max.url, BOT, registration()) as h:
         store, down = h.runtime.store, [True]
-        real_acks, real_hold = store.outbox_acks, store.outbox_hold
-
-        async def acks(batch):
-            if down[0]:
-                raise StoreUnavailable("redis is restarting")
-            return await real_acks(batch)
-
-        async def hold(claims, owner, until):
-            if down[0]:
-                raise StoreUnavailable("redis is restarting")
-            return await real_hold(claims, owner, until)
-
-        monkeypatch.setattr(store, "outbox_acks", acks)
-        monkeypatch.setattr(store, "outbox_hold", hold)
+        for name in ("outbox_acks", "outbox_hold"):
+            monkeypatch.setattr(store, name, refused_while(down, getattr(store, name)))
         assert (await h.deliver(BOT, msg(7004, "/start"))).status_code == 200  # sent; its ack cannot land
         # The claim lapses while the store is away, and this replica's poller takes the queue again.
         await store.client.call("ZADD", store.keys.outq, "0", member(BOT, "7004"))
