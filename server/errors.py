@@ -120,9 +120,8 @@ def http_exception_handler(request: Request, exc: HTTPException) -> Response:
     if status == 400 and named:  # a path or query value of the wrong kind: say which and what it must be
         details = [{"path": d["key"], "message": readable_problem(str(d.get("message") or ""))} for d in named]
         sentence = "Check the request: " + "; ".join(
-            f"the {getattr(d['source'], 'value', d['source'])} parameter '{d['key'][:100]}' "
-            f"{readable_problem(str(d.get('message') or ''))}"
-            for d in named) + "."
+            f"the {getattr(d['source'], 'value', d['source'])} parameter '{said['path'][:100]}' {said['message']}"
+            for d, said in zip(named, details)) + "."
     headers = dict(exc.headers or {})
     if status >= 500:
         log.error("%s %s failed: %s", request.method, request.url.path, exc.detail)
