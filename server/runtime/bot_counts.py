@@ -21,8 +21,9 @@ class BotCounts:
 
 
 async def bot_counts(store: Any, bot: str, cap: int = SAMPLE_CAP) -> BotCounts:
-    """Walk a bot's dialogs through the store interface, reading at most `cap`."""
-    counts, wall = BotCounts(), time.time()
+    """Walk a bot's dialogs, then its users with sends queued, through the store interface, reading at
+    most `cap` of each (replies of a dialog that has ended since still wait to be sent)."""
+    counts, wall, queued = BotCounts(), time.time(), 0
     async for user in store.users(bot):
         if counts.read >= cap:
             counts.complete = False
@@ -31,6 +32,11 @@ async def bot_counts(store: Any, bot: str, cap: int = SAMPLE_CAP) -> BotCounts:
         session = await store.session(bot, user)
         if session is not None:
             counts.dialogs[str(session.get("version") or "")] += 1
+    async for user in store.outbox_users(bot):
+        if queued >= cap:
+            counts.complete = False
+            break
+        queued += 1
         head = await store.outbox_head(bot, user)
         if head is not None:
             counts.waiting += 1

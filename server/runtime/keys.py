@@ -42,8 +42,12 @@ class Keys:
         """SCAN pattern matching every dialog key of a bot."""
         return f"{self.base}{{{bot}:*}}:d"
 
+    def outbox_pattern(self, bot: str) -> str:
+        """SCAN pattern matching every outbox key (a user's queued sends) of a bot."""
+        return f"{self.base}{{{bot}:*}}:o"
+
     def parse_dialog(self, key: str) -> tuple[str, str]:
-        """(bot, user) from a dialog key."""
+        """(bot, user) from a dialog or outbox key."""
         inner = key[len(self.base) + 1 : key.rindex("}")]
         bot, _, user = inner.rpartition(":")
         return bot, user

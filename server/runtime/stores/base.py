@@ -170,6 +170,10 @@ class DialogStore(ABC):
         """Users of a bot that have a dialog stored (publish reset/migrate walk them)."""
 
     @abstractmethod
+    def outbox_users(self, bot: str) -> AsyncIterator[str]:
+        """Users of a bot with sends queued, whether or not their dialog is still running."""
+
+    @abstractmethod
     async def timers_due(self, now: float, lease: float, limit: int = 100) -> list[tuple[str, str]]:
         """Claim dialogs whose timer is due until now + lease; entries whose dialog is gone are dropped."""
 

@@ -145,6 +145,11 @@ class MemoryStore(MemoryListing, DialogStore):
             if key[0] == bot and self._dialog(key) is not None:
                 yield key[1]
 
+    async def outbox_users(self, bot: str) -> AsyncIterator[str]:
+        for key, queue in list(self._outbox.items()):
+            if key[0] == bot and queue:
+                yield key[1]
+
     @staticmethod
     def _due(table: dict[Any, float], now: float, limit: int) -> list[Any]:
         return [key for _, key in sorted((at, key) for key, at in table.items() if at <= now)[:limit]]

@@ -399,6 +399,10 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
         async for key in self._dialog_keys(self.keys.dialog_pattern(bot)):
             yield self.keys.parse_dialog(key.decode())[1]
 
+    async def outbox_users(self, bot: str) -> AsyncIterator[str]:
+        async for key in self._dialog_keys(self.keys.outbox_pattern(bot)):
+            yield self.keys.parse_dialog(key.decode())[1]
+
     async def _wake(self, now: float, lease_end: str, offset: int, limit: int) -> tuple[int, list[bytes]]:
         """One WAKE call: (entries looked at, members of those whose dialog is still there)."""
         k = self.keys

@@ -284,6 +284,12 @@ class SqlStore(SqlListing, DialogStore):
         for row in rows:
             yield row.user_id
 
+    async def outbox_users(self, bot: str) -> AsyncIterator[str]:
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(select(O.c.user_id).where(O.c.bot_id == bot).distinct())).all()
+        for row in rows:
+            yield row.user_id
+
     async def _claim(self, table: Any, keys: str, column: str, now: float, lease: float, limit: int,
                      returning: str | None = None, extra: str = "", owner: str | None = None) -> list[Any]:
         """Move due rows' time to the lease end (and set `owner`); returns `keys`, `returning` as found.

@@ -8,6 +8,7 @@ import uuid
 import pytest
 
 from server.db.engine import make_engine
+from server.runtime.bot_counts import bot_counts
 from server.runtime.stores import BUSY, DUPLICATE, OK, DialogStore, LockLost, Write, new_token
 from server.runtime.stores.base import LOCK_MS
 from server.runtime.stores.listing import BadSearch, Search
@@ -477,3 +478,23 @@ async def test_redis_moves_trim_only_what_they_read(store: DialogStore, bot: str
     async with store.timeline_db.connect() as conn:  # type: ignore[union-attr]
         moved = [json.loads(record)["n"] for _, record in await timeline_rows.read(conn, bot, "7")]
     assert moved == [0, 1, 2, 3, 4, 99, 99]
+
+
+async def test_queued_sends_of_an_ended_dialog_still_list_their_user(store: DialogStore, bot: str) -> None:
+    items = [{"id": "bye", "op": "send", "text": "Спасибо!"}]
+    await save(store, bot, "3", Write(dialog("ask")))
+    loaded = await begin_waiting(store, bot, "4", token := new_token())
+    await store.commit(bot, "4", token, Write(None, outbox=items, outbox_lease=5), loaded)  # the final reply
+    assert [u async for u in store.users(bot)] == ["3"]
+    assert [u async for u in store.outbox_users(bot)] == ["4"]
+    assert await store.outbox_done(bot, "4", "bye", token) is None
+    assert [u async for u in store.outbox_users(bot)] == []
+
+
+async def test_the_bot_page_counts_replies_waiting_after_their_dialog_ended(store: DialogStore, bot: str) -> None:
+    await save(store, bot, "1", Write(dict(dialog("ask"), version=2)))
+    loaded = await begin_waiting(store, bot, "2", token := new_token())
+    await store.commit(bot, "2", token, Write(None, outbox=[{"id": "bye", "op": "send", "text": "Пока"}]), loaded)
+    counts = await bot_counts(store, bot)
+    assert (dict(counts.dialogs), counts.waiting, counts.complete) == ({"2": 1}, 1, True)
+    assert (await bot_counts(store, bot, cap=0)).complete is False
