@@ -90,7 +90,7 @@ def _step(flow: Flow, session: Session | None, update: Update, now: float, lates
             if kind == "tick":
                 return StepResult(None, [], [], None,
                                   f"The dialog at {session.state} was idle for "
-                                  f"{_num(now - session.updated_at)} s, past session_ttl; dropped.",
+                                  f"{timers.idle_text(now - session.updated_at)} s, past session_ttl; dropped.",
                                   "expired", touched=False)
             note = "The previous dialog had expired. "
             session = None
@@ -128,10 +128,6 @@ def catch_up(flow: Flow, session: Session | None, until: float, *, limit: int = 
             break
         session = result.session
     return results
-
-
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
 
 
 def _no_dialog(latest: Flow, fp: FlowPlan, update: Update, now: float, note: str) -> StepResult:

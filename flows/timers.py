@@ -8,6 +8,11 @@ from flows.session import Effect, Reply, Session, StepResult
 from flows.templates import value_text
 
 
+def idle_text(seconds: float) -> str:
+    """A measured idle span as the engine's explanations say it: whole seconds (the clock's jitter is noise)."""
+    return str(max(0, round(seconds)))
+
+
 def expires_at(flow: Flow, session: Session) -> float:
     """When the dialog expires: `session_ttl` after the last activity."""
     return session.updated_at + flow.settings.session_ttl
@@ -85,7 +90,7 @@ def tick(flow: Flow, session: Session, now: float) -> StepResult:
         s.timeout_held = s.timeout_held or held
         replies = []
         add_message(replies, fp.reminder, s.data)  # type: ignore[arg-type]
-        reason = f"The user has been idle in {session.state} for {value_text(now - session.updated_at)} s; reminder sent."
+        reason = f"The user has been idle in {session.state} for {idle_text(now - session.updated_at)} s; reminder sent."
         if held:
             reason += f" Timeout {tr.id} is due but its condition does not hold."  # type: ignore[union-attr]
         return StepResult(s, replies, [], None, reason, "reminder", touched=False)

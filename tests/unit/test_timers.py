@@ -211,3 +211,9 @@ def test_due_time_from_next_due_is_due_for_step_despite_float_rounding():
     when = next_due(flow, d.session)
     assert when - 0.4 < 1  # the rounding this guards against
     assert step(flow, d.session, Update.tick(), when).outcome == "expired"
+
+
+def test_explanations_give_a_measured_idle_span_in_whole_seconds():
+    d = opened(timed(ttl=300))
+    assert at(d, 100.0808427333832).reason == "The user has been idle in wait for 100 s; reminder sent."
+    assert "was idle for 301 s, past session_ttl" in at(d, 300.6).reason
