@@ -10,6 +10,8 @@ from web.i18n import N_, gettext as _
 # A clause that tells an API client what to call next ("GET /api/flows lists the flows").
 API_CLAUSE = re.compile(r"\b(GET|PUT|POST|PATCH|DELETE)\b|/api/|If-Match|ETag|Authorization", re.IGNORECASE)
 QUOTED = re.compile(r"'([^']*)'")
+# Field notes whose figure is the service's constant ("at most 500 characters"): one catalogue entry each.
+COUNTED = re.compile(r"^at most (\d+) characters$")
 
 
 def without_api_words(message: str) -> str:
@@ -48,7 +50,12 @@ def human_detail(detail: dict[str, Any]) -> dict[str, Any]:
     if detail.get("test") is not None and detail.get("differs") and not detail.get("error"):
         return {**detail, "message": failed_step(detail)}
     message = detail.get("message")
-    return {**detail, "message": _(message)} if isinstance(message, str) and message else detail
+    if not isinstance(message, str) or not message:
+        return detail
+    counted = COUNTED.match(message)
+    if counted:
+        return {**detail, "message": _("at most %(n)s characters") % {"n": counted.group(1)}}
+    return {**detail, "message": _(message)}
 
 
 KEY_NAMES = {"replies": N_("replies"), "state": N_("state")}

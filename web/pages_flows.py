@@ -24,6 +24,7 @@ from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.services import bots as bot_service
 from server.services import flows as flow_service
+from web.i18n import N_, current_language
 from web.i18n import gettext as _
 from web.i18n import ngettext
 from web.messages import human_message, syntax_problem
@@ -34,6 +35,9 @@ FORMAT_NAMES = {"json": "JSON", "yaml": "YAML", "mermaid": "Mermaid", "dot": "Gr
 MAX_IMPORT = 2 * 1024 * 1024
 # The example flows of the repository (web/examples links to examples/, so a wheel carries them too).
 EXAMPLES = Path(__file__).resolve().parent / "examples"
+# What each example is, in the reader's language; the bots themselves speak Russian, as their titles do.
+EXAMPLE_NAMES = {"booking": N_("Salon booking"), "order": N_("Coffee shop order"),
+                 "registration": N_("Registration"), "support": N_("Support desk")}
 
 
 @functools.cache
@@ -43,6 +47,13 @@ def examples() -> dict[str, dict[str, Any]]:
     for path in sorted(EXAMPLES.glob("*.json")):
         found[path.stem] = json.loads(path.read_text(encoding="utf-8"))
     return found
+
+
+def example_name(key: str, doc: dict[str, Any]) -> str:
+    """How the new-flow form offers an example: by its Russian title, or named and marked Russian for others."""
+    if current_language() == "ru" or key not in EXAMPLE_NAMES:
+        return _("the example “%(title)s”") % {"title": doc.get("title") or key}
+    return _("the example “%(title)s” (its bot speaks Russian)") % {"title": _(EXAMPLE_NAMES[key])}
 
 
 async def flow_rows(db: AsyncSession) -> list[dict[str, Any]]:
@@ -76,7 +87,7 @@ class FlowsController(Controller):
         return render(request, "flows.html", "_partials/flows_table.html", status=status, section="flows",
                       flows=await flow_rows(db), formats=EXPORT_FORMATS, format_names=FORMAT_NAMES, error=error,
                       can_edit=user_of(request).has_role("editor"),
-                      examples=[(key, doc.get("title") or key) for key, doc in examples().items()])
+                      examples=[(key, example_name(key, doc)) for key, doc in examples().items()])
 
     @post("/", include_in_schema=False)
     async def create(self, request: HTMXRequest, db_session: DbSession,
@@ -115,6 +126,9 @@ class FlowsController(Controller):
             return problem(request, _("The file is larger than %(size)s KiB.") % {"size": MAX_IMPORT // 1024},
                            status=413)
         name = upload.filename or ""
+        if not content.strip():
+            return problem(request, _("%(file)s is empty: choose the file that holds the flow.") % {"file": name},
+                           status=422)
         replace = data.get("replace") == "1"
         try:
             raw = parse_text(content, _format_of(name))

@@ -12,6 +12,7 @@ from server.api.bots import runtime_store
 from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.runtime.stores.base import StoreUnavailable
+from server.services import bots as bot_service
 from server.services import publish_preview, publishing
 from server.services import versions as version_service
 from web.i18n import gettext as _
@@ -41,11 +42,14 @@ class PublishPreviewController(Controller):
             if store is None:
                 return say(_("The runtime is not running here, so running dialogs cannot be counted."))
             found = await publish_preview.preview(db_session, store, bot, flow_id, number, sessions)
-        except AppError:  # the form offers only existing bots and versions: one was deleted meanwhile
+            token_set = (await bot_service.get_bot(db_session, bot))["token_set"]
+        except AppError as exc:  # the form offers only existing bots and versions: one was deleted meanwhile
+            if exc.code == "no_version":
+                return say(_("This flow has no version yet: freeze the draft first."))
             return say(_("That bot or version is no longer there; reload the page."))
         except StoreUnavailable:
             return say(_("Running dialogs cannot be counted right now; the publish itself still works."))
-        return fragment(request, "_partials/publish_preview.html", preview=found, message=None)
+        return fragment(request, "_partials/publish_preview.html", preview=found, message=None, token_set=token_set)
 
 
 ROUTES = [PublishPreviewController]

@@ -27,7 +27,7 @@ from web.pages import app_error, fragment, problem, refusal, render, user_of
 Form = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
 SESSION_MODES = (
     ("keep", N_("keep — running dialogs finish on the version they started on")),
-    ("migrate", N_("migrate — running dialogs continue on the new version where their state exists")),
+    ("migrate", N_("migrate — running dialogs continue on the version published now where their state exists")),
     ("reset", N_("reset — running dialogs are dropped")),
 )
 SESSION_WORDS = (N_("keep"), N_("migrate"), N_("reset"))

@@ -11,10 +11,8 @@ from server.body_fields import fields
 from server.api.flows import actor
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role
-from server.errors import Unprocessable
 from server.services import versions as version_service
 
-MAX_NOTE = 2000
 FREEZE_FIELDS = {"note": ((str, type(None)), False)}
 
 
@@ -29,9 +27,6 @@ class VersionController(Controller):
     async def freeze(self, flow_id: PathStr, request: Request, db_session: DbSession) -> Response:
         body = fields(await json_body(request, required=False), FREEZE_FIELDS)
         note = body.get("note") or ""
-        if len(note) > MAX_NOTE:
-            raise Unprocessable(f"The note is {len(note)} characters long; keep it under {MAX_NOTE}.",
-                                details=[{"path": "note", "message": f"at most {MAX_NOTE} characters"}])
         version, created = await version_service.freeze(db_session, flow_id, note, actor(request))
         body_out = {"version": version["version"], "hash": version["hash"], "created": created}
         headers = {"Location": f"/api/flows/{flow_id}/versions/{version['version']}"}

@@ -40,7 +40,7 @@ def check_fields(values: dict[str, Any]) -> None:
         details.append({"path": "webhook_secret",
                         "message": N_("5-256 characters of A-Z, a-z, 0-9, _ and - (the MAX secret format)")})
     if "require_tests" in values and not isinstance(values["require_tests"], bool):
-        details.append({"path": "require_tests", "message": "true or false"})
+        details.append({"path": "require_tests", "message": N_("true or false")})
     privacy.check(values, details)
     if details:
         problems = "; ".join(f"{d['path']}: {d['message']}" for d in details)

@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.db.models import BotRow, FlowRow, PublicationRow, VersionRow, utcnow
-from server.errors import Conflict, NotFound, Unprocessable
+from server.errors import N_, Conflict, NotFound, Unprocessable
 from server.runtime.stores.base import DialogStore
 from server.services import audit, publish_preview
 from server.services.bots import get_row as get_bot_row
@@ -38,8 +38,10 @@ async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int
     With the runtime's `store`, the record keeps what the publish foresaw for the dialogs running then.
     """
     if sessions not in SESSION_MODES:
-        raise Unprocessable(f"sessions must be one of {', '.join(SESSION_MODES)}, not '{sessions}'.",
-                            details=[{"path": "sessions", "message": "unknown mode"}])
+        error = Unprocessable(f"sessions must be one of {', '.join(SESSION_MODES)}, not '{sessions}'.",
+                              details=[{"path": "sessions", "message": N_("unknown mode")}])
+        error.words = (N_("Choose what happens to the running dialogs: keep, migrate or reset."), {})
+        raise error
     bot = await get_bot_row(session, bot_id)
     version = await resolve_version(session, flow_id, version)
     tested = None

@@ -17,6 +17,8 @@ from server.services import audit
 from server.services.common import MAX_INT, iso
 from server.services.flows import draft_flow, get_draft, get_row
 
+MAX_NOTE = 2000  # a sentence or two; the list shows every note in full
+
 
 def summary(row: VersionRow) -> dict[str, Any]:
     return {"version": row.number, "hash": row.hash, "note": row.note, "author": row.author,
@@ -25,6 +27,10 @@ def summary(row: VersionRow) -> dict[str, Any]:
 
 async def freeze(session: AsyncSession, flow_id: str, note: str, actor: str | None) -> tuple[dict[str, Any], bool]:
     """Freeze the draft as the next version; (version summary, created). An unchanged draft returns its version."""
+    if len(note) > MAX_NOTE:
+        raise Unprocessable.worded(N_("The note is %(n)s characters long; keep it under %(max)s."),
+                                   {"n": len(note), "max": MAX_NOTE},
+                                   details=[{"path": "note", "message": f"at most {MAX_NOTE} characters"}])
     # Bumping the counter first takes the flow's row lock, so concurrent freezes of one flow queue up here
     # and each then sees the versions the others committed.
     seq = (await session.execute(
@@ -75,7 +81,8 @@ def parse_number(value: Any, flow_id: str) -> int:
     # The length first: int() refuses past 4,300 digits, and no version number is longer than MAX_INT.
     if (not text.isascii() or not text.isdigit() or len(text.lstrip("0")) > len(str(MAX_INT))
             or not 1 <= int(text) <= MAX_INT):
-        raise NotFound(f"There is no version '{value}' of flow '{flow_id}'; versions are numbered from 1.")
+        raise NotFound.worded(N_("There is no version '%(value)s' of flow '%(flow)s'; versions are numbered from 1."),
+                              {"value": value, "flow": flow_id})
     return int(text)
 
 
@@ -106,12 +113,13 @@ async def version_flow(session: AsyncSession, flow_id: str, number: int) -> Flow
 async def document_at(session: AsyncSession, flow_id: str, ref: str | None) -> dict[str, Any]:
     """The document at a reference: "draft" or a version number."""
     if ref is None or ref == "":
-        raise BadRequest("Give both 'from' and 'to': a version number or 'draft'.")
+        raise BadRequest.worded(N_("Give both 'from' and 'to': a version number or 'draft'."), {})
     if ref == "draft":
         return (await get_draft(session, flow_id))[0]
     text = ref.strip()
     if not text.isascii() or not text.isdigit():
-        raise BadRequest(f"'{ref}' is not a version reference; use a version number (1, 2, ...) or 'draft'.")
+        raise BadRequest.worded(N_("'%(ref)s' is not a version reference; use a version number (1, 2, ...) or 'draft'."),
+                                {"ref": ref})
     return json.loads((await get_version(session, flow_id, parse_number(text, flow_id))).document)
 
 

@@ -158,6 +158,14 @@ def test_funnel_panel_in_russian(page: Page, app: App) -> None:
     expect(panel.locator("[data-funnel-status]")).to_contain_text("Подсчитано")
     expect(panel).to_contain_text("Сравнить с")
     keep(shoot(page, "funnel-ru"))
+    status = panel.locator("[data-funnel-status]")
+    panel.locator("[data-funnel-from]").fill("2026-03-10")
+    panel.locator("[data-funnel-to]").fill("2026-03-01")
+    panel.get_by_role("button", name="Показать").click()
+    expect(status).to_have_text("Первый день идёт после последнего: поменяйте их местами.")
+    panel.locator("[data-funnel-from]").fill("2024-01-01")
+    panel.get_by_role("button", name="Показать").click()
+    expect(status).to_have_text("Выберите не больше 400 дней.")
 
 
 def test_a_viewer_sees_the_funnel(context, app: App, watch) -> None:

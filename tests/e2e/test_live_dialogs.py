@@ -80,6 +80,26 @@ def test_the_live_list_counts_searches_and_shows_a_transcript(page: Page, app: A
     keep(page, "live-dialogs-transcript")
 
 
+def test_an_ended_dialog_is_found_by_its_user_id_and_its_transcript_read(page: Page, app: App) -> None:
+    running_bot(app)
+    for text in ("/start", "/cancel"):
+        deliver(app, 740001, text)
+    page.goto(f"{app.url}/bots/{BOT}")
+    live = page.locator("#live-dialogs")
+    page.get_by_label("User id or its beginning").fill("740001")
+    expect(live.get_by_test_id("live-list")).to_contain_text("No running dialog matches.")
+    live.get_by_test_id("ended-transcript").get_by_role("link", name="Read their transcript").click()
+    transcript = page.get_by_test_id("transcript")
+    expect(transcript.locator('li[data-kind="command:cancel"]')).to_have_count(1)
+    expect(page.locator("#live-transcript")).to_contain_text("No dialog is running for this user now.")
+    page.get_by_label("User id or its beginning").fill("71000")  # a beginning: the running ones are listed
+    expect(live.get_by_test_id("live-list").locator("tbody tr")).to_have_count(2)
+    expect(live.get_by_test_id("ended-transcript")).to_have_count(1)
+    page.get_by_label("User id or its beginning").fill("710001")  # running: its row has the transcript
+    expect(live.get_by_test_id("live-list").locator("tbody tr")).to_have_count(1)
+    expect(live.get_by_test_id("ended-transcript")).to_have_count(0)
+
+
 def test_open_in_the_simulator_arrives_at_the_state_of_that_point(page: Page, app: App) -> None:
     running_bot(app)
     page.goto(f"{app.url}/bots/{BOT}/dialogs/730001")
@@ -136,7 +156,7 @@ def test_the_publish_form_shows_what_the_publish_does_and_the_history_keeps_it(p
     expect(preview).to_contain_text("4 dialogs are running now.")
     expect(preview).to_contain_text("All of them finish on the version they started on.")
     page.get_by_label("migrate", exact=False).check()
-    expect(preview).to_contain_text("3 continue, 1 are dropped.")
+    expect(preview).to_contain_text("3 continue, 1 is dropped.")
     expect(preview.locator("tr.dropped")).to_have_count(1)
     expect(preview.locator("tr.dropped")).to_contain_text("ask_email")
     preview.scroll_into_view_if_needed()
@@ -144,7 +164,7 @@ def test_the_publish_form_shows_what_the_publish_does_and_the_history_keeps_it(p
     page.get_by_label("reset", exact=False).check()
     expect(preview).to_contain_text("0 continue, 4 are dropped.")
     page.get_by_label("migrate", exact=False).check()
-    expect(preview).to_contain_text("3 continue, 1 are dropped.")
+    expect(preview).to_contain_text("3 continue, 1 is dropped.")
     page.get_by_role("button", name="Publish", exact=True).click()
     expect(page.locator("#publish-result")).to_contain_text("now serves")
     page.goto(f"{app.url}/bots/{bot}")
@@ -152,12 +172,13 @@ def test_the_publish_form_shows_what_the_publish_does_and_the_history_keeps_it(p
     expect(history.locator("tbody tr").first).to_contain_text("4 running: 3 continued, 1 dropped")
     expect(page.locator("#live-dialogs").get_by_test_id("live-total")).to_have_text("3 dialogs running now")
     rollback = history.locator("tbody tr").nth(1)
+    asked: list[str] = []
+    page.on("dialog", lambda dialog: asked.append(dialog.message))  # the page's watch accepts confirms
     rollback.get_by_label("Running dialogs:").select_option("reset")
     expect(rollback.get_by_test_id("publish-preview")).to_contain_text("0 continue, 3 are dropped.")
+    assert asked == []  # choosing what happens to running dialogs only previews: nothing to confirm yet
     history.scroll_into_view_if_needed()
     keep(page, "publish-history-counts")
-    asked: list[str] = []
-    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     rollback.get_by_role("button", name="Roll back to version 1").click()
     expect(page.locator("#rollback-result")).to_contain_text(f"{bot} now serves {flow} version 1")
     title = app.api("GET", f"/api/bots/{bot}").json()["title"] or bot

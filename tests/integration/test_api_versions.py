@@ -60,6 +60,17 @@ async def test_freeze_refuses_validation_errors(app_client, admin_headers):
     assert (await app_client.get("/api/flows/broken/versions", headers=admin_headers)).json() == []
 
 
+async def test_a_note_past_2000_characters_is_refused_and_nothing_frozen(app_client, admin_headers):
+    await create_flow(app_client, admin_headers, flow_doc("noted"))
+    refused = await app_client.post("/api/flows/noted/versions", json={"note": "x" * 2001}, headers=admin_headers)
+    assert refused.status_code == 422 and refused.json()["details"] == [
+        {"path": "note", "message": "at most 2000 characters"}]
+    assert refused.json()["message"] == "The note is 2001 characters long; keep it under 2000."
+    assert (await app_client.get("/api/flows/noted/versions", headers=admin_headers)).json() == []
+    made = await app_client.post("/api/flows/noted/versions", json={"note": "x" * 2000}, headers=admin_headers)
+    assert made.status_code == 201
+
+
 async def test_missing_versions_and_flows_are_404(app_client, admin_headers):
     await create_flow(app_client, admin_headers, flow_doc("reg"))
     for path in ("/api/flows/reg/versions/1", "/api/flows/reg/versions/0", "/api/flows/reg/versions/abc",

@@ -17,6 +17,9 @@ async def test_the_new_flow_form_offers_every_example(app_client, admin_headers)
     for path in (ROOT / "examples").glob("*.json"):
         title = json.loads(path.read_text(encoding="utf-8"))["title"]
         assert f'<option value="{path.stem}">примера «{title}»</option>' in page.text
+    english = await app_client.get("/flows", headers={**admin_headers, "Accept-Language": "en"})
+    assert '<option value="booking">the example “Salon booking” (its bot speaks Russian)</option>' in english.text
+    assert english.text.count("(its bot speaks Russian)") == len(list((ROOT / "examples").glob("*.json")))
 
 
 async def test_a_flow_started_from_an_example_is_the_example_under_the_new_id(app_client, admin_headers) -> None:

@@ -40,6 +40,14 @@ async def test_the_import_of_a_5000_digit_number_shows_a_problem(app_client, adm
     assert answer.status_code == 422 and "2^53" in answer.text
 
 
+@pytest.mark.parametrize("content", ["", "  \n\n"])
+async def test_the_import_of_an_empty_file_says_it_is_empty(app_client, admin_headers, content):
+    headers = await signed_in(app_client, admin_headers)
+    answer = await app_client.post("/flows/import", headers=headers,
+                                   files={"document": ("flow.yaml", content, "application/yaml")})
+    assert answer.status_code == 422 and "flow.yaml is empty: choose the file that holds the flow." in answer.text
+
+
 async def post_transition(client, headers, admin_headers, **fields: str):
     await create_flow(client, admin_headers, flow_doc("forms"))
     revision = (await client.get("/api/flows/forms", headers=admin_headers)).headers["etag"].strip('"')

@@ -38,7 +38,7 @@ async def test_the_live_list_of_an_idle_bot_says_nothing_runs(app_client, editor
 
 async def test_a_transcript_of_a_user_without_records_says_so(app_client, editor) -> None:
     answer = await app_client.get(f"/bots/{BOT}/dialogs/123", headers=editor)
-    assert answer.status_code == 200 and "Nothing recorded for this user" in answer.text
+    assert answer.status_code == 200 and "Nothing recorded for this user (records are kept 30 days)" in answer.text  # the bot's retention
 
 
 @pytest.mark.parametrize("entry, status, words", [
@@ -63,8 +63,25 @@ async def test_the_publish_preview_fragment_explains_what_it_cannot_show(app_cli
     assert answer.status_code in (200, 400) and words in answer.text
 
 
+async def test_the_publish_preview_of_a_flow_without_versions_says_to_freeze_first(app_client, admin_headers,
+                                                                                    editor) -> None:
+    await create_flow(app_client, admin_headers, flow_doc("pv0"))
+    answer = await app_client.get(f"/flows/pv0/publish/preview?bot={BOT}&sessions=keep", headers=editor)
+    assert answer.status_code == 200 and "This flow has no version yet: freeze the draft first." in answer.text
+
+
 async def test_the_publish_preview_fragment_counts_an_idle_bot(app_client, admin_headers, editor) -> None:
     await create_flow(app_client, admin_headers, flow_doc("pv"))
     await freeze(app_client, admin_headers, "pv")
     answer = await app_client.get(f"/flows/pv/publish/preview?bot={BOT}&version=1&sessions=reset", headers=editor)
     assert answer.status_code == 200 and "0 dialogs are running now." in answer.text
+    assert 'data-testid="no-token"' not in answer.text  # the bot has its token
+
+
+async def test_the_publish_preview_warns_of_a_bot_without_a_token(app_client, admin_headers, editor) -> None:
+    assert (await app_client.post("/api/bots", json={"id": "silent"}, headers=admin_headers)).status_code == 201
+    await create_flow(app_client, admin_headers, flow_doc("pv"))
+    await freeze(app_client, admin_headers, "pv")
+    answer = await app_client.get("/flows/pv/publish/preview?bot=silent&version=1&sessions=keep", headers=editor)
+    assert answer.status_code == 200
+    assert "This bot has no MAX token yet: it cannot answer anyone until one is set in its settings." in answer.text

@@ -177,3 +177,20 @@ async def test_freeze_answers_with_the_page_parts_it_changes(app_client: AsyncTe
     download = await app_client.get("/flows/frozen/versions/1/download", headers=admin_headers)
     assert download.status_code == 200 and download.json()["id"] == "frozen"
     assert download.headers["content-disposition"] == 'attachment; filename="frozen-v1.json"'
+
+
+async def test_refusals_of_the_versions_page_speak_russian(app_client: AsyncTestClient,
+                                                          admin_headers: dict[str, str]) -> None:
+    await new_flow(app_client, admin_headers, "frozen")
+    app_client.cookies.set("botflow_lang", "ru")
+    ru = admin_headers
+    await app_client.get("/flows/frozen/versions", headers=ru)
+    csrf = app_client.cookies.get("csrftoken", "")
+    long_note = await app_client.post("/flows/frozen/versions", data={"note": "н" * 2001},
+                                      headers={**ru, "HX-Request": "true", "X-CSRFToken": csrf})
+    assert long_note.status_code == 422 and "В заметке 2001 символов; уложитесь в 2000." in long_note.text
+    assert (await app_client.get("/api/flows/frozen/versions", headers=admin_headers)).json() == []
+    not_a_ref = await app_client.get("/flows/frozen/versions/abc/download", headers=ru)
+    assert not_a_ref.status_code == 400 and "«abc» — не номер версии" in not_a_ref.text
+    no_such = await app_client.get("/flows/frozen/diff?a=draft&b=0", headers={**ru, "HX-Request": "true"})
+    assert no_such.status_code == 404 and "У сценария «frozen» нет версии «0»" in no_such.text

@@ -142,7 +142,7 @@ async def test_an_admin_changes_roles_but_never_leaves_the_server_without_an_adm
         me = await signed_in(client, admin_headers, "admin")
         other = (await create_user(client, admin_headers, "viewer"))["username"]
         raised = await client.post(f"/users/{other}/role", data={"role": "publisher"}, headers=htmx(client, "ru"))
-        assert raised.status_code == 200 and f"{other} теперь публикатор" in raised.text
+        assert raised.status_code == 200 and f"{other} теперь выпускающий" in raised.text
         assert raised.headers["content-type"].startswith("text/html")
         gone = await client.post(f"/users/{other}/remove", headers=htmx(client))
         assert gone.status_code == 200 and gone.headers.get("hx-redirect") == "/users"

@@ -144,7 +144,7 @@ def test_a_failing_test_step_reads_in_the_readers_language() -> None:
 def test_a_file_that_does_not_parse_is_told_where_in_the_readers_language() -> None:
     i18n.set_language("ru")
     said = "The document is not valid JSON: Expecting property name enclosed in double quotes at line 1, column 2."
-    assert syntax_problem(said) == "Это не корректный JSON: посмотрите строку 1, столбец 2."
+    assert syntax_problem(said) == "Это некорректный JSON: посмотрите строку 1, столбец 2."
     i18n.set_language("en")
     assert syntax_problem(said) == "This is not valid JSON: look at line 1, column 2."
     assert syntax_problem("The document is nested too deeply to read.") == "The document is nested too deeply to read."

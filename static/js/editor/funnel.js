@@ -5,6 +5,7 @@ import { api } from "../api.js";
 import { paint, unpaint, indexed, details } from "./funnel-draw.js";
 
 const DAY = 86400000;
+const MAX_DAYS = 400;  // the longest period the server counts (server/runtime/funnel_api.py)
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -182,8 +183,22 @@ export class FunnelView {
     this.status.dataset.kind = kind;
   }
 
+  /** What is wrong with the chosen days, in the reader's words (the server would refuse in English). */
+  periodProblem() {
+    if (!this.from.value || !this.to.value) return "";
+    const days = (new Date(this.to.value) - new Date(this.from.value)) / DAY + 1;
+    if (days < 1) return t("The first day comes after the last one: swap them.");
+    if (days > MAX_DAYS) return t("Choose at most {n} days.", { n: MAX_DAYS });
+    return "";
+  }
+
   async show() {
     if (!this.bot.value) return;
+    const problem = this.periodProblem();
+    if (problem) {
+      this.say(problem, "error");
+      return;
+    }
     this.say(t("Counting the dialogs…"), "busy");
     this.tip.hidden = true;
     const res = await api("GET", this.query());
