@@ -93,12 +93,14 @@ class LiveController(Controller):
         try:
             records = await store.timeline(bot_id, user_id)
             current = await store.session(bot_id, user_id)
+            waiting = await store.outbox_head(bot_id, user_id) is not None
         except StoreUnavailable as exc:
             log.warning("reading the timeline of %s/%s failed: %s", bot_id, user_id, exc)
             return problem(request, _("Dialog storage cannot be reached right now; try again in a moment."),
                            status=503)
         return render(request, "bot_transcript.html", "_partials/transcript.html", section="bots", bot=bot,
                       user_id=user_id, lines=lines(records), clock=clock, current=timeline.snapshot(current),
+                      waiting=waiting,
                       can_simulate=user_of(request).has_role("editor"))
 
     @post("/{user_id:str}/simulate", include_in_schema=False)

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import pytest
 
+from server.runtime.stores import Write, new_token
 from tests.integration.api_helpers import create_flow, flow_doc, freeze
+from tests.integration.runtime_app import running
+from tests.integration.runtime_support import sqlite_url  # noqa: F401
 from tests.integration.test_hostile_forms import signed_in
 
 BOT = "pagebot"
@@ -85,3 +88,17 @@ async def test_the_publish_preview_warns_of_a_bot_without_a_token(app_client, ad
     answer = await app_client.get("/flows/pv/publish/preview?bot=silent&version=1&sessions=keep", headers=editor)
     assert answer.status_code == 200
     assert "This bot has no MAX token yet: it cannot answer anyone until one is set in its settings." in answer.text
+
+
+
+async def test_a_transcript_says_when_replies_to_the_user_still_wait(sqlite_url) -> None:
+    async with running(sqlite_url, "http://127.0.0.1:9", None) as h:  # MAX unreachable: nothing leaves
+        await h.bot(BOT)
+        quiet = await h.api("GET", f"/bots/{BOT}/dialogs/555")
+        assert quiet.status_code == 200 and 'data-testid="replies-waiting"' not in quiet.text
+        store = h.runtime.store
+        loaded = await store.begin(BOT, "555", token := new_token())
+        await store.commit(BOT, "555", token, Write(None, outbox=[{"id": "x1", "op": "send", "text": "Пока"}],
+                                                    outbox_lease=60), loaded)
+        waiting = await h.api("GET", f"/bots/{BOT}/dialogs/555")
+        assert "Some replies to this user are still waiting to be sent" in waiting.text
