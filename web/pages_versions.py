@@ -117,8 +117,10 @@ async def publish_version(request: Request, db: AsyncSession, bot_id: str, flow_
         return denied
     if not bot_id:
         return problem(request, _("Choose the bot to publish to."), status=422)
+    if not version:  # the form always names one; publishing "the latest" unasked could be a surprise
+        return problem(request, _("Choose the version to publish."), status=422)
     try:
-        number = version_service.parse_number(version, flow_id) if version else None
+        number = version_service.parse_number(version, flow_id)
         record = await publishing.publish(db, bot_id, flow_id, number, sessions, user_of(request).username,
                                           runtime_store(request))
     except AppError as exc:

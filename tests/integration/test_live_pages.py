@@ -102,3 +102,19 @@ async def test_a_transcript_says_when_replies_to_the_user_still_wait(sqlite_url)
                                                     outbox_lease=60), loaded)
         waiting = await h.api("GET", f"/bots/{BOT}/dialogs/555")
         assert "Some replies to this user are still waiting to be sent" in waiting.text
+
+
+@pytest.mark.parametrize("version, status, words", [
+    ("", 422, "Choose the version to publish."), ("x", 404, "no version"), ("1", 200, "now serves pv version 1"),
+])
+async def test_the_publish_form_publishes_only_the_version_it_names(app_client, admin_headers, editor, version,
+                                                                     status, words) -> None:
+    await create_flow(app_client, admin_headers, flow_doc("pv"))
+    await freeze(app_client, admin_headers, "pv")
+    raised = await app_client.patch("/api/users/eddie", json={"role": "publisher"}, headers=admin_headers)
+    assert raised.status_code == 200, raised.text
+    answer = await app_client.post("/flows/pv/publish", data={"bot": BOT, "version": version, "sessions": "keep"},
+                                   headers=editor)
+    assert answer.status_code == status and words in answer.text
+    served = (await app_client.get(f"/api/bots/{BOT}", headers=admin_headers)).json()["version"]
+    assert served == (1 if status == 200 else None)
