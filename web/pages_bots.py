@@ -19,6 +19,7 @@ from server.errors import AppError
 from server.runtime.max_client import MaxApiError
 from server.runtime.bot_counts import bot_counts
 from server.services import bots as bot_service
+from server.services import flows as flow_service
 from server.services import publishing
 from web.pages import app_error, fragment, problem, redirect, refusal, render, user_of
 from web.bot_health import BotHealth, max_answer_words, subscription_words
@@ -91,7 +92,7 @@ class BotsController(Controller):
         return render(request, "bot.html", "_partials/publications.html", section="bots", bot=bot, history=history,
                       session_modes=SESSION_MODES, can_admin=user.has_role("admin"),
                       can_publish=user.has_role("publisher"), health=await delivery(request, bot),
-                      test_text=_(TEST_TEXT))
+                      test_text=_(TEST_TEXT), flow_titles=await flow_service.titles(db_session))
 
     @get("/{bot_id:str}/health", include_in_schema=False)
     async def health(self, request: HTMXRequest, db_session: DbSession, bot_id: PathStr) -> Template:

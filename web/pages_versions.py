@@ -130,6 +130,7 @@ async def publish_version(request: Request, db: AsyncSession, bot_id: str, flow_
     bot = await bot_service.get_bot(db, bot_id, request.app.state.settings.public_url) if bot_page else None
     return fragment(request, "_partials/published.html", headers={"HX-Trigger": "versions-changed, bots-changed"},
                     record=record, oob=True, bots=bots, chosen_bot=bot_id, bot_page=bot_page, bot=bot,
+                    flow_titles=await flow_service.titles(db) if bot_page else {},
                     serving=[b for b in bots if b["flow"] == flow_id])
 
 

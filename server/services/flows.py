@@ -159,6 +159,12 @@ async def list_flows(session: AsyncSession) -> list[dict[str, Any]]:
     ]
 
 
+async def titles(session: AsyncSession) -> dict[str, str]:
+    """Each flow's title by id (flows without one are left out), for pages that name flows to people."""
+    return {flow_id: title for flow_id, title in (await session.execute(select(FlowRow.id, FlowRow.title))).all()
+            if title}
+
+
 async def serving_bots(session: AsyncSession, flow_id: str) -> list[str]:
     return list((await session.execute(
         select(BotRow.id).where(BotRow.flow_id == flow_id).order_by(BotRow.id))).scalars().all())

@@ -23,6 +23,8 @@ async def test_a_rollback_redraws_what_the_bot_serves_and_offers_no_rollback_to_
     await two_versions_published(app_client, admin_headers)
     page = await app_client.get(f"/bots/{BOT}", headers=admin_headers)
     assert page.status_code == 200 and page.text.count("Roll back to version 1") == 1
+    # Flows are named by their (draft's) title, the id on hover: the header and each publication.
+    assert page.text.count('<a href="/flows/rolled/versions" title="rolled">Second</a>') == 3
     csrf = app_client.cookies.get("csrftoken", "")
     answer = await app_client.post(f"/bots/{BOT}/rollback", data={"flow": "rolled", "version": "1", "sessions": "keep"},
                                    headers={**admin_headers, "HX-Request": "true", "X-CSRFToken": csrf})
