@@ -76,3 +76,12 @@ async def test_the_services_refusals_are_said_in_the_readers_language(app_client
     api = await app_client.delete("/api/flows/rolled", headers={**admin_headers, "Accept-Language": "ru"})
     assert api.status_code == 409 and api.json()["message"] == (
         f"The flow 'rolled' is served by {BOT}; publish another flow to those bots first.")  # the API stays English
+
+
+async def test_a_young_history_is_spoken_of_as_the_last_minute(app_client, admin_headers) -> None:
+    bot = "young" + uuid.uuid4().hex[:8]  # a bot whose counter history starts with this page
+    await two_versions_published(app_client, admin_headers, bot)
+    page = await app_client.get(f"/bots/{bot}", headers={**admin_headers, "Accept-Language": "ru"})
+    assert "Ошибки за последнюю минуту" in page.text and "последние 1 мин" not in page.text
+    english = await app_client.get(f"/bots/{bot}", headers={**admin_headers, "Accept-Language": "en"})
+    assert "Errors in the last minute" in english.text
