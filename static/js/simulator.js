@@ -115,7 +115,8 @@ export class Simulator extends EventTarget {
     if (idle) {
       idle.addEventListener("click", () => {
         const seconds = Number(this.root.querySelector("[data-sim-idle-seconds]").value || 0);
-        if (seconds > 0) this.send({ idle: seconds }, null, t("⏱ {seconds} s later", { seconds }));
+        if (seconds > 0 && Number.isFinite(seconds)) this.send({ idle: seconds }, null, t("⏱ {seconds} s later", { seconds }));
+        else this.note(t("Enter how many seconds pass: a number above 0."), "sim-error");
       });
     }
     const started = this.root.querySelector("[data-sim-started]");
@@ -402,7 +403,11 @@ export class Simulator extends EventTarget {
   refused(res, fallback) {
     const li = el("li", "sim-error", "");
     li.setAttribute("role", "alert");
-    li.append(el("span", "", (res.data && res.data.message) || fallback));
+    // The API's sentences are English; a missing role is the one refusal a person meets here in any language.
+    const words = res.status === 403 && res.data?.error === "forbidden"
+      ? t("Trying the flow in the simulator needs the editor role or above.")
+      : (res.data && res.data.message) || fallback;
+    li.append(el("span", "", words));
     if (res.expired) {
       const link = el("a", "", t("Log in again"));
       link.href = loginUrl();

@@ -207,6 +207,29 @@ def test_expired_session_says_so_with_a_login_link(browser: Browser, app: App, w
         ctx.close()
 
 
+def test_a_viewer_is_told_in_russian_why_the_simulator_does_not_answer(browser: Browser, app: App,
+                                                                      watch: Watch) -> None:
+    flow_copy(app, "viewed")
+    made = app.api("POST", "/api/users", json={"username": "vlad", "role": "viewer", "password": PASSWORD})
+    assert made.status_code == 201, made.text
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, locale="ru-RU")
+    try:
+        page = login(ctx, app, "vlad", watch)
+        open_editor(page, app.url, "viewed")
+        settle(page)
+        page.locator("[data-sim-idle-seconds]").fill("-5")
+        page.locator("[data-sim-idle]").click()
+        expect(page.locator("[data-sim-log] .sim-error")).to_have_text("Укажите, сколько секунд проходит: число больше 0.")
+        page.locator("[data-sim-input]").fill("Анна")
+        page.locator("[data-sim-input]").press("Enter")
+        note = page.locator("[data-sim-log] .sim-error").last
+        expect(note).to_have_text("Чтобы проверить сценарий в симуляторе, нужна роль редактора или выше.")
+        assert page.locator("[data-sim-log] .sim-bot").count() == 0
+        shoot(page, "editor-viewer-simulator-ru")
+    finally:
+        ctx.close()
+
+
 def test_duplicate_import_offers_to_replace_the_draft(page: Page, app: App, tmp_path: Path) -> None:
     doc = flow_copy(app, "twice")
     doc["title"] = "Второй заход"
