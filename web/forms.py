@@ -15,6 +15,7 @@ from typing import Any, Callable
 from flows.errors import FlowFormatError
 from flows.load import load
 from server.services.flows import action_allow
+from web.messages import loader_sentence
 from web.i18n import gettext as _
 
 INDEX = re.compile(r"\[(\d{1,6})\]")
@@ -136,7 +137,7 @@ def place_errors(details: list[dict[str, str]], prefix: str, anchors: list[str],
         elif not prefix:
             local = translate(path)
         anchor = anchor_for(local, anchors) if local else ""
-        message = detail.get("message", "")
+        message = loader_sentence(detail.get("message", ""))
         if not anchor and local:
             message = f"{local}: {message}"
         out[anchor] = f"{out[anchor]} {message}".strip() if anchor in out else message

@@ -55,7 +55,36 @@ def human_detail(detail: dict[str, Any]) -> dict[str, Any]:
     counted = COUNTED.match(message)
     if counted:
         return {**detail, "message": _("at most %(n)s characters") % {"n": counted.group(1)}}
-    return {**detail, "message": _(message)}
+    return {**detail, "message": loader_sentence(message)}
+
+
+# The loader's complaints a form can draw (its English wording, flows/format.py), said in the reader's language.
+LOADER_SENTENCES = [
+    (re.compile(r"^must be at most 31,536,000 seconds \(a year\), not .*"),
+     N_("at most a year (31,536,000 seconds); enter a smaller number")),
+    (re.compile(r"^(?P<value>\S+) is too large: numbers in a flow are at most 2\^53"),
+     N_("%(value)s is too large: a number in a flow is at most 9,007,199,254,740,992 in magnitude")),
+    (re.compile(r"^the reminder \((?P<after>\S+) s\) must come before the dialog expires \(session_ttl (?P<ttl>\S+) s\)"),
+     N_("the reminder (after %(after)s s) must come before the dialog expires (after %(ttl)s s); make it sooner")),
+    (re.compile(r'^"(?P<key>.*)" is not a valid data key;'),
+     N_("\"%(key)s\" cannot be a data name: use Latin letters, digits and _, starting with a letter or _ (e.g. "
+        "phone_number)")),
+    (re.compile(r'^state id "(?P<id>.*)" is not valid;'),
+     N_("\"%(id)s\" cannot be a state id: use 1 to 64 characters, a lowercase Latin letter first, then lowercase "
+        "letters, digits or _ (e.g. awaiting_phone)")),
+    (re.compile(r'^flow id "(?P<id>.*)" is not valid;'),
+     N_("\"%(id)s\" cannot be a flow id: use 1 to 64 characters, a lowercase Latin letter first, then lowercase "
+        "letters, digits, _ or -")),
+]
+
+
+def loader_sentence(message: str) -> str:
+    """A loader complaint in the reader's language: a known shape, else the catalogue's entry for it."""
+    for shape, template in LOADER_SENTENCES:
+        found = shape.match(message)
+        if found:
+            return _(template) % found.groupdict()
+    return _(message)
 
 
 KEY_NAMES = {"replies": N_("replies"), "state": N_("state")}

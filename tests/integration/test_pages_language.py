@@ -194,3 +194,26 @@ async def test_refusals_of_the_versions_page_speak_russian(app_client: AsyncTest
     assert not_a_ref.status_code == 400 and "«abc» — не номер версии" in not_a_ref.text
     no_such = await app_client.get("/flows/frozen/diff?a=draft&b=0", headers={**ru, "HX-Request": "true"})
     assert no_such.status_code == 404 and "У сценария «frozen» нет версии «0»" in no_such.text
+
+
+async def test_the_loaders_complaints_in_forms_speak_russian(app_client: AsyncTestClient,
+                                                             admin_headers: dict[str, str]) -> None:
+    revision = await new_flow(app_client, admin_headers, "loaderru")
+    ru = {**admin_headers, "HX-Request": "true", "Accept-Language": "ru"}
+    form = form_of((await app_client.get("/flows/loaderru/edit/settings", headers=ru)).text)
+    csrf = app_client.cookies.get("csrftoken", "")
+    posted = {**form, "revision": [revision], "settings.session_ttl": ["99999999"]}
+    answer = await app_client.post("/flows/loaderru/edit/settings", data=posted, headers={**ru, "X-CSRFToken": csrf})
+    assert answer.headers["X-Botflow-Rejected"] == "1"
+    assert "не больше года (31 536 000 секунд)" in answer.text and "seconds (a year)" not in answer.text
+    posted = {**form, "revision": [revision], "settings.session_ttl": ["100"], "settings.reminder.enabled": ["on"],
+              "settings.reminder.after": ["200"], "settings.reminder.text": ["Вы здесь?"]}
+    answer = await app_client.post("/flows/loaderru/edit/settings", data=posted, headers={**ru, "X-CSRFToken": csrf})
+    assert "напоминание (через 200 с) должно прийти раньше, чем диалог истечёт (через 100 с)" in unescape(answer.text)
+    state = form_of((await app_client.get("/flows/loaderru/edit/state/ask_name", headers=ru)).text)
+    posted = {**state, "revision": [revision], "input.save_as": ["1 имя"]}
+    answer = await app_client.post("/flows/loaderru/edit/state/ask_name", data=posted,
+                                   headers={**ru, "X-CSRFToken": csrf})
+    assert "«1 имя» не годится как имя поля" in unescape(answer.text) and "data key" not in answer.text
+    stored = await app_client.get("/api/flows/loaderru", headers=admin_headers)
+    assert stored.headers["ETag"].strip('"') == revision
