@@ -91,7 +91,7 @@ store.addEventListener("error", (e) => {
 store.addEventListener("conflict", () => {
   setStatus(t("Not saved: someone else changed this flow"), "error");
   banner.hidden = false;
-  panel.disable();
+  panel.freeze(t("Your text is still here: copy what you need, then reload the latest draft."));
 });
 banner.querySelector("[data-reload]").addEventListener("click", () => window.location.reload());
 

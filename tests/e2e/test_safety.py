@@ -55,7 +55,11 @@ def test_second_save_is_refused_with_a_visible_message(browser, app: App, watch)
     title.fill("Changed meanwhile")
     title.press("Tab")
     expect(third.locator("#conflict-banner")).to_be_visible()
-    expect(third.locator("#panel")).to_contain_text("Someone else saved this flow")
+    # The form the person typed in stays, read-only: the refused text can still be copied.
+    expect(third.locator("#panel [data-frozen]")).to_contain_text("Your text is still here")
+    expect(title).to_have_value("Changed meanwhile")
+    expect(title).not_to_be_editable()
+    shoot(third, "editor-conflict-panel")
     assert app.api("GET", "/api/flows/shared").json()["states"][0]["title"] == "Имя"
 
     # Reloading shows the latest draft and editing works again.

@@ -116,9 +116,22 @@ export class SidePanel {
     form.prepend(note);
   }
 
-  disable(message) {
-    for (const field of this.el.querySelectorAll("input, select, textarea, button")) field.disabled = true;
-    if (message) this.hint(message);
+  /** After a conflict: nothing more is posted, but what the person typed stays readable and copyable. */
+  freeze(message) {
+    for (const field of this.el.querySelectorAll("input, select, textarea, button")) {
+      const text = (field.tagName === "INPUT" && !["checkbox", "radio", "submit", "button"].includes(field.type))
+        || field.tagName === "TEXTAREA";
+      if (text) field.readOnly = true;
+      else field.disabled = true;
+    }
+    const form = this.el.querySelector("form");
+    if (form && message) {
+      const note = document.createElement("p");
+      note.className = "panel-hint";
+      note.dataset.frozen = "";
+      note.textContent = message;
+      form.prepend(note);
+    }
   }
 
   listen() {
@@ -152,6 +165,12 @@ export class SidePanel {
         const trigger = evt.detail.triggeringEvent;
         if (!trigger || trigger.type !== "submit") delete evt.detail.parameters._action;
       }
+    });
+    // A refusal because the draft moved on must not replace the form: it holds the person's unsaved text.
+    document.body.addEventListener("htmx:beforeSwap", (evt) => {
+      const status = evt.detail.xhr.status;
+      const source = evt.detail.requestConfig && evt.detail.requestConfig.elt;  // detail.elt is the target
+      if ((status === 409 || status === 412) && inDraftForm(source)) evt.detail.shouldSwap = false;
     });
     document.body.addEventListener("htmx:afterRequest", async (evt) => {
       if (!this.pendingPost || evt.detail.requestConfig.verb !== "post") return;
