@@ -94,6 +94,8 @@ class Watch:
 
     def __init__(self) -> None:
         self.problems: list[str] = []
+        self.refuse_confirms = 0  # the next so many confirm dialogs are answered Cancel (then OK again)
+        self.confirms: list[str] = []
 
     def attach(self, page: Page) -> None:
         page.on("pageerror", lambda exc: self.problems.append(f"page error: {exc}"))
@@ -108,8 +110,13 @@ class Watch:
     def _dialog(self, dialog: object) -> None:
         kind = getattr(dialog, "type", "")
         message = getattr(dialog, "message", "")
-        if kind == "confirm":  # hx-confirm before a delete: the person agrees
-            dialog.accept()  # type: ignore[attr-defined]
+        if kind == "confirm":  # hx-confirm before a delete: the person agrees, unless a test said otherwise
+            self.confirms.append(message)
+            if self.refuse_confirms:
+                self.refuse_confirms -= 1
+                dialog.dismiss()  # type: ignore[attr-defined]
+            else:
+                dialog.accept()  # type: ignore[attr-defined]
             return
         self.problems.append(f"unexpected {kind} dialog: {message}")
         dialog.dismiss()  # type: ignore[attr-defined]

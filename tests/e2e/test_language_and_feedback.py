@@ -8,7 +8,7 @@ from pathlib import Path
 from playwright.sync_api import Browser, Page, expect
 
 from flows.validate.issue import SEVERITIES
-from tests.e2e.canvas import click_state, click_transition, open_editor, settle, wait_until
+from tests.e2e.canvas import click_state, click_transition, node_point, open_editor, settle, wait_until
 from tests.e2e.conftest import MAX_TOKEN, PASSWORD, ROOT, App, Watch, login, shoot
 
 EXAMPLE = ROOT / "examples" / "registration.json"
@@ -118,6 +118,33 @@ def test_rejected_edit_is_marked_and_not_called_saved(page: Page, app: App) -> N
     settle(page)
     expect(page.locator("#save-status")).to_have_text("All changes saved")
     assert "ask_phone_number" in [s["id"] for s in app.api("GET", "/api/flows/refused_edit").json()["states"]]
+
+
+def test_a_refused_edit_is_not_dropped_by_selecting_another_state(page: Page, app: App, watch: Watch) -> None:
+    flow_copy(app, "kept_edit")
+    open_editor(page, app.url, "kept_edit")
+    click_state(page, "ask_name")
+    panel = page.locator("#panel")
+    panel.get_by_label("Title", exact=True).fill("Имя клиента")
+    panel.get_by_label("Waits for").select_option("choice")  # needs its choices: the whole edit is refused
+    settle(page)
+    expect(page.locator("#save-status")).to_contain_text("Not saved")
+
+    watch.refuse_confirms = 1
+    p = node_point(page, "ask_phone")
+    page.mouse.click(p["x"], p["y"])
+    wait_until(page, "document.querySelector('#panel form') !== null")
+    page.wait_for_timeout(300)
+    assert watch.confirms and "not saved" in watch.confirms[-1]
+    expect(panel.locator("h2")).to_contain_text("ask_name")  # the person chose to stay
+    expect(panel.get_by_label("Title", exact=True)).to_have_value("Имя клиента")
+    panel.get_by_label("Choices (one per line)").fill("Анна\nБорис")
+    panel.get_by_label("Choices (one per line)").press("Tab")
+    settle(page)
+    expect(page.locator("#save-status")).to_have_text("All changes saved")
+    stored = app.api("GET", "/api/flows/kept_edit").json()["states"][0]
+    assert stored["title"] == "Имя клиента" and stored["input"]["type"] == "choice"
+    shoot(page, "editor-refused-edit-kept")
 
 
 def test_a_field_edit_is_one_request(page: Page, app: App) -> None:

@@ -68,6 +68,13 @@ export class SidePanel {
   show(kind, id) {
     const key = `${kind}:${id ?? ""}`;
     if (this.current === key) return Promise.resolve();
+    // A refused edit lives only in the form: moving to another element would drop it without a word.
+    if (this.rejected && this.current && !this.readOnly
+        && !window.confirm(t("The side panel holds a change that was not saved. Leave it and lose that change?"))) {
+      if (this.onSelect) this.onSelect(this.current);
+      return Promise.resolve();
+    }
+    this.rejected = false;
     this.current = key;
     if (kind === "none") {
       this.hint(id || t("Select a state or a transition to edit it, or open the flow settings."));
