@@ -217,3 +217,12 @@ async def test_the_loaders_complaints_in_forms_speak_russian(app_client: AsyncTe
     assert "«1 имя» не годится как имя поля" in unescape(answer.text) and "data key" not in answer.text
     stored = await app_client.get("/api/flows/loaderru", headers=admin_headers)
     assert stored.headers["ETag"].strip('"') == revision
+
+
+async def test_the_save_as_example_fits_the_input(app_client: AsyncTestClient, admin_headers: dict[str, str]) -> None:
+    await new_flow(app_client, admin_headers, "examples")
+    headers = {**admin_headers, "HX-Request": "true"}
+    for state, example in (("ask_name", "name"), ("ask_email", "email"), ("ask_phone", "phone")):
+        form = (await app_client.get(f"/flows/examples/edit/state/{state}", headers=headers)).text
+        field = next(line for line in form.splitlines() if 'name="input.save_as"' in line)
+        assert f'placeholder="{example}"' in field, (state, field)
