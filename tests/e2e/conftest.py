@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,3 +161,16 @@ def shoot(page: Page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=False)
     return path
+
+
+@contextmanager
+def russian_page(browser: Browser, app: App, watch: Watch, username: str, role: str) -> Iterator[Page]:
+    """A new account of `role`, signed in from a browser that asks for Russian (its own, so the language
+    it keeps does not change other tests')."""
+    made = app.api("POST", "/api/users", json={"username": username, "role": role, "password": PASSWORD})
+    assert made.status_code == 201, made.text
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, locale="ru-RU")
+    try:
+        yield login(ctx, app, username, watch)
+    finally:
+        ctx.close()

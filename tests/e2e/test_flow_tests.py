@@ -8,7 +8,7 @@ import json
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.canvas import node_point, open_editor, wait_until
-from tests.e2e.conftest import PASSWORD, ROOT, App, Watch, login, shoot
+from tests.e2e.conftest import ROOT, App, Watch, russian_page, shoot
 
 
 def registration(flow_id: str) -> dict:
@@ -267,11 +267,7 @@ def test_a_failing_test_and_its_accept_button_speak_russian(browser: Browser, ap
     tests = app.api("GET", "/api/flows/e2e_ru_accept/tests")
     assert app.api("PUT", "/api/flows/e2e_ru_accept/tests", json={"tests": [test]},
                    headers={"If-Match": tests.headers["etag"]}).status_code == 200
-    made = app.api("POST", "/api/users", json={"username": "irina", "role": "editor", "password": PASSWORD})
-    assert made.status_code == 201, made.text
-    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, locale="ru-RU")
-    try:
-        page = login(ctx, app, "irina", watch)
+    with russian_page(browser, app, watch, "irina", "editor") as page:
         open_editor(page, app.url, "e2e_ru_accept")
         page.locator("[data-tab-show=tests]").click()
         page.locator("[data-tests-run]").click()
@@ -281,7 +277,5 @@ def test_a_failing_test_and_its_accept_button_speak_russian(browser: Browser, ap
         shoot(page, "ru-tests-accept")
         accept.click()
         expect(page.locator("[data-tests-status]")).to_have_text("На черновике: пройдено 1, не пройдено 0.")
-    finally:
-        ctx.close()
     saved = app.api("GET", "/api/flows/e2e_ru_accept/tests").json()["tests"][0]
     assert saved["steps"][0]["expect"]["replies"] == ["Привет! Как вас зовут?"]

@@ -9,7 +9,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from flows.validate.issue import SEVERITIES
 from tests.e2e.canvas import click_state, click_transition, node_point, open_editor, settle, wait_until
-from tests.e2e.conftest import MAX_TOKEN, PASSWORD, ROOT, App, Watch, login, shoot
+from tests.e2e.conftest import MAX_TOKEN, ROOT, App, Watch, login, russian_page, shoot
 
 EXAMPLE = ROOT / "examples" / "registration.json"
 
@@ -25,11 +25,7 @@ def flow_copy(app: App, flow_id: str, **changes: object) -> dict:
 def test_russian_ui_from_the_browser_language_and_the_switch(browser: Browser, app: App, watch: Watch) -> None:
     flow_copy(app, "ru_ui")
     # Her own account: the switch is kept on the user, and must not change the language of other tests.
-    made = app.api("POST", "/api/users", json={"username": "olga", "role": "editor", "password": PASSWORD})
-    assert made.status_code == 201, made.text
-    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, locale="ru-RU")
-    try:
-        page = login(ctx, app, "olga", watch)
+    with russian_page(browser, app, watch, "olga", "editor") as page:
         assert page.locator("html").get_attribute("lang") == "ru"
         expect(page.locator("h1")).to_have_text("Сценарии")
         expect(page.get_by_role("button", name="Создать и открыть")).to_be_visible()
@@ -68,8 +64,6 @@ def test_russian_ui_from_the_browser_language_and_the_switch(browser: Browser, a
         shoot(page, "language-switched-to-english")
         page.locator('[data-language="ru"]').click()
         expect(page.locator("h1")).to_have_text("Сценарии")
-    finally:
-        ctx.close()
     # Another browser, in English: the choice came with her account.
     other = browser.new_context(viewport={"width": 1440, "height": 900}, locale="en-US")
     try:
@@ -237,11 +231,7 @@ def test_expired_session_says_so_with_a_login_link(browser: Browser, app: App, w
 def test_a_viewer_is_told_in_russian_why_the_simulator_does_not_answer(browser: Browser, app: App,
                                                                       watch: Watch) -> None:
     flow_copy(app, "viewed")
-    made = app.api("POST", "/api/users", json={"username": "vlad", "role": "viewer", "password": PASSWORD})
-    assert made.status_code == 201, made.text
-    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, locale="ru-RU")
-    try:
-        page = login(ctx, app, "vlad", watch)
+    with russian_page(browser, app, watch, "vlad", "viewer") as page:
         open_editor(page, app.url, "viewed")
         settle(page)
         page.locator("[data-sim-idle-seconds]").fill("-5")
@@ -253,8 +243,6 @@ def test_a_viewer_is_told_in_russian_why_the_simulator_does_not_answer(browser: 
         expect(note).to_have_text("Чтобы проверить сценарий в симуляторе, нужна роль редактора или выше.")
         assert page.locator("[data-sim-log] .sim-bot").count() == 0
         shoot(page, "editor-viewer-simulator-ru")
-    finally:
-        ctx.close()
 
 
 def test_duplicate_import_offers_to_replace_the_draft(page: Page, app: App, tmp_path: Path) -> None:
