@@ -155,6 +155,23 @@ def test_self_loop_is_drawn_and_clickable(page: Page, app: App) -> None:
     shoot(page, "canvas-self-loop-selected")
 
 
+def test_a_long_title_stays_near_its_state_when_zoomed_out(page: Page, app: App) -> None:
+    doc = json.loads((EXAMPLES / "registration.json").read_text())
+    doc["id"] = f"long-title-{secrets.token_hex(3)}"
+    doc["states"][0]["title"] = "Очень длинное название состояния " * 8
+    assert app.api("POST", "/api/flows", json=doc).status_code == 201
+    open_editor(page, app.url, doc["id"])
+    page.evaluate("() => { const cy = window.botflowEditor.cy; cy.zoom(0.3); cy.center(); }")
+    page.wait_for_timeout(250)
+    drawn = page.evaluate("""() => {
+        const n = window.botflowEditor.cy.getElementById('s:ask_name');
+        return {label: n.data('label'), title: n.data('title')};
+    }""")
+    assert drawn["title"] == doc["states"][0]["title"]  # the whole title is kept for the card and the panel
+    assert len(drawn["label"]) <= 32 and drawn["label"].endswith("…")  # about three lines at that size
+    shoot(page, "canvas-long-title-zoomed-out")
+
+
 def test_find_box_jumps_to_a_state(page: Page, app: App) -> None:
     flow = import_example(app, "support")
     open_editor(page, app.url, flow)

@@ -1,8 +1,12 @@
 // Text shown on the canvas for states and transitions (always plain text: Cytoscape labels are not HTML).
 import { t } from "../i18n.js";
 
+// Zoomed out, the canvas draws the title large and wrapped: a long one would run far past its box.
+const LABEL_CHARS = 32;
+
 export function stateLabel(state) {
-  return state.title ? state.title : state.id;
+  const text = state.title ? state.title : state.id;
+  return text.length > LABEL_CHARS ? `${text.slice(0, LABEL_CHARS - 1).trimEnd()}…` : text;
 }
 
 function list(values) {
