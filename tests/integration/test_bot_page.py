@@ -1,9 +1,13 @@
 """The bot page: a rollback answers with the parts of the page it changes; delivery errors in words."""
 from __future__ import annotations
 
+import time
 import uuid
 
+import pytest
+
 from server import metrics
+from web import bot_health
 from tests.integration.api_helpers import create_flow, flow_doc, freeze, two_versions
 
 BOT = "rollbot"
@@ -78,10 +82,15 @@ async def test_the_services_refusals_are_said_in_the_readers_language(app_client
         f"The flow 'rolled' is served by {BOT}; publish another flow to those bots first.")  # the API stays English
 
 
-async def test_a_young_history_is_spoken_of_as_the_last_minute(app_client, admin_headers) -> None:
-    bot = "young" + uuid.uuid4().hex[:8]  # a bot whose counter history starts with this page
+@pytest.mark.parametrize("age, russian, english", [(30, "Ошибки за последнюю минуту", "Errors in the last minute"),
+                                                   (300, "Ошибки за последние 5 минут", "Errors in the last 5 minutes")])
+async def test_a_young_history_is_counted_in_whole_minutes(app_client, admin_headers, monkeypatch, age, russian,
+                                                           english) -> None:
+    bot = "young" + uuid.uuid4().hex[:8]
     await two_versions_published(app_client, admin_headers, bot)
+    # Under an hour, the card counts since the process started: start it `age` seconds ago.
+    monkeypatch.setattr(bot_health, "STARTED", time.time() - age)
     page = await app_client.get(f"/bots/{bot}", headers={**admin_headers, "Accept-Language": "ru"})
-    assert "Ошибки за последнюю минуту" in page.text and "последние 1 мин" not in page.text
-    english = await app_client.get(f"/bots/{bot}", headers={**admin_headers, "Accept-Language": "en"})
-    assert "Errors in the last minute" in english.text
+    assert russian in page.text and " мин:" not in page.text and "1 мин" not in page.text
+    page = await app_client.get(f"/bots/{bot}", headers={**admin_headers, "Accept-Language": "en"})
+    assert english in page.text
