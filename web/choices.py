@@ -10,6 +10,12 @@ INPUT_TYPE_NAMES = {
     "date": N_("date"), "attachment": N_("attachment"), "contact": N_("contact"), "location": N_("location"),
     "any": N_("any message"),
 }
+# The "Save as" field's example for each input type: a data name that fits what the input collects.
+SAVE_AS_EXAMPLES = {
+    "text": "name", "phone": "phone", "email": "email", "number": "amount", "integer": "age", "choice": "choice",
+    "regex": "code", "date": "birth_date", "attachment": "document", "contact": "contact", "location": "address",
+    "any": "answer",
+}
 TRIGGER_NAMES = {
     "input": N_("valid input"), "text": N_("text"), "button": N_("button press"), "attachment": N_("attachment"),
     "event": N_("external event"), "timeout": N_("idle time"), "invalid": N_("invalid input"),

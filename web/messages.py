@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from flows.limits import MAX_SECONDS
 from server.errors import AppError
 from web.i18n import N_, gettext as _
 
@@ -60,7 +61,7 @@ def human_detail(detail: dict[str, Any]) -> dict[str, Any]:
 
 # The loader's complaints a form can draw (its English wording, flows/format.py), said in the reader's language.
 LOADER_SENTENCES = [
-    (re.compile(r"^must be at most 31,536,000 seconds \(a year\), not .*"),
+    (re.compile(rf"^must be at most {MAX_SECONDS:,} seconds \(a year\), not "),
      N_("at most a year (31,536,000 seconds); enter a smaller number")),
     (re.compile(r"^(?P<value>\S+) is too large: numbers in a flow are at most 2\^53"),
      N_("%(value)s is too large: a number in a flow is at most 9,007,199,254,740,992 in magnitude")),

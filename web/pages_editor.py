@@ -13,7 +13,9 @@ from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.services import flows as flow_service
 from web import form_settings, form_state, form_transition
-from web.choices import ACTION_NAMES, INPUT_TYPE_NAMES, KIND_NAMES, MODE_NAMES, OP_NAMES, TRIGGER_NAMES, options
+from web.choices import (
+    ACTION_NAMES, INPUT_TYPE_NAMES, KIND_NAMES, MODE_NAMES, OP_NAMES, SAVE_AS_EXAMPLES, TRIGGER_NAMES, options,
+)
 from flows.validate import validation_result
 from web.forms import Edit, Fields, form_data
 from web.issues import issues_pane
@@ -196,7 +198,7 @@ def _form(request: Request, flow_id: str, document: dict[str, Any], kind: str, k
               "answer": answer}
     if kind == "state":
         return fragment(request, "_partials/state_form.html", headers=headers, state_id=key,
-                        input_types=options(INPUT_TYPES, INPUT_TYPE_NAMES),
+                        input_types=options(INPUT_TYPES, INPUT_TYPE_NAMES), save_as_examples=SAVE_AS_EXAMPLES,
                         attachment_kinds=options(ATTACHMENT_KINDS, KIND_NAMES), **common)
     if kind == "transition":
         return fragment(request, "_partials/transition_form.html", headers=headers, transition_id=key,

@@ -105,10 +105,7 @@ export class SidePanel {
   }
 
   hint(text) {
-    const p = document.createElement("p");
-    p.className = "panel-hint";
-    p.textContent = text;
-    this.el.replaceChildren(p);
+    this.el.replaceChildren(hintLine(text));
     this.top(null);
   }
 
@@ -117,10 +114,7 @@ export class SidePanel {
     const form = this.el.querySelector("form");
     if (!form) return;
     for (const field of form.querySelectorAll("input, select, textarea, button")) field.disabled = true;
-    const note = document.createElement("p");
-    note.className = "panel-hint";
-    note.textContent = this.readOnly;
-    form.prepend(note);
+    form.prepend(hintLine(this.readOnly));
   }
 
   /** After a conflict: nothing more is posted, but what the person typed stays readable and copyable. */
@@ -133,10 +127,8 @@ export class SidePanel {
     }
     const form = this.el.querySelector("form");
     if (form && message) {
-      const note = document.createElement("p");
-      note.className = "panel-hint";
+      const note = hintLine(message);
       note.dataset.frozen = "";
-      note.textContent = message;
       form.prepend(note);
     }
   }
@@ -208,4 +200,12 @@ export class SidePanel {
       }
     });
   }
+}
+
+/** A line of the panel's quiet explanation (why it is empty, locked or frozen). */
+function hintLine(text) {
+  const p = document.createElement("p");
+  p.className = "panel-hint";
+  p.textContent = text;
+  return p;
 }
