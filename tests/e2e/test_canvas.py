@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.canvas import click_state, document, node_point, open_editor, settle, wait_until
+from tests.e2e.canvas import click_state, document, drag_transition, node_point, open_editor, settle, wait_until
 from tests.e2e.conftest import App, Watch, login, shoot
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -450,3 +450,23 @@ def test_cards_collapse_to_titles_then_dots_as_the_view_zooms_out(page: Page, ap
     zoom_to(page, "choose_product", 0.9)
     wait_until(page, f"({look})() === 'boxes'")
     expect(card).to_be_visible()
+
+
+def test_arrows_drawn_from_a_waiting_state_take_the_triggers_still_free(page: Page, app: App) -> None:
+    doc = {"format": "botflow/v1", "id": f"free-{secrets.token_hex(3)}", "title": "Free triggers", "start": "ask",
+           "states": [{"id": "ask", "say": [{"text": "Your name?", "buttons": [[{"text": "Skip", "payload": "skip"}]]}],
+                       "input": {"type": "text", "save_as": "name", "max_attempts": 3}},
+                      {"id": "done", "final": True, "say": [{"text": "Thanks, {name}."}]}],
+           "transitions": []}
+    answer = app.api("POST", "/api/flows", json=doc)
+    assert answer.status_code == 201, answer.text
+    open_editor(page, app.url, doc["id"])
+    drawn = []
+    for _ in range(3):
+        drag_transition(page, "ask", "done")
+        settle(page)
+        drawn = [(t["on"], t.get("payload")) for t in document(page)["transitions"]]
+    # Valid input first, then the state's button, then the run of wrong answers: none shadows another.
+    assert drawn == [("input", None), ("button", "skip"), ("invalid", None)]
+    wait_until(page, "() => !window.botflowEditor.issues.issues.some(i => i.code === 'ambiguous_transition')")
+    shoot(page, "canvas-free-triggers")

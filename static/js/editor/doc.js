@@ -74,17 +74,34 @@ export function deleteTransitions(doc, ids) {
 
 /**
  * A new transition `from` → `to` firing on `trigger` (`{on: "button", payload}`, `{on: "input"}`...); without
- * one, `input` out of a waiting state, otherwise `else`.
+ * one, the trigger `defaultTrigger` picks.
  */
 export function addTransition(doc, from, to, trigger = null) {
   const next = { ...doc, transitions: [...(doc.transitions || [])] };
-  const source = stateOf(doc, from);
-  const base = trigger && trigger.on === "button" ? `${from}_${trigger.payload}`.replace(/[^a-z0-9_]+/gi, "_").toLowerCase()
+  const on = trigger ? trigger : defaultTrigger(doc, stateOf(doc, from));
+  const base = on.on === "button" ? `${from}_${on.payload}`.replace(/[^a-z0-9_]+/gi, "_").toLowerCase()
     : from === to ? `${from}_again` : `${from}_to_${to}`;
   const id = unique(base, transitionIds(doc));
-  const on = trigger ? trigger : { on: source && source.input ? "input" : "else" };
   next.transitions.push({ id, from, to, ...on });
   return { doc: next, id };
+}
+
+/**
+ * The trigger of an arrow drawn from `source` without one: `input` out of a waiting state (otherwise
+ * `else`) while no transition takes it; then a button of the state no transition takes yet; then `invalid`
+ * when the input counts attempts. A second unconditional `input` or `else` could never fire, so the new
+ * arrow would start as an error the editor has to undo.
+ */
+export function defaultTrigger(doc, source) {
+  const first = source && source.input ? "input" : "else";
+  if (!source) return { on: first };
+  const out = (doc.transitions || []).filter((t) => t.from === source.id);
+  const taken = (on) => out.some((t) => t.on === on && !(t.if && t.if.length));
+  if (!taken(first)) return { on: first };
+  const free = payloadsOf(source).find((p) => !out.some((t) => t.on === "button" && String(t.payload) === p));
+  if (free !== undefined) return { on: "button", payload: free };
+  if (source.input && source.input.max_attempts && !taken("invalid")) return { on: "invalid" };
+  return { on: first };
 }
 
 /** The payloads of a state's own callback buttons, in the order they are shown. */
