@@ -1,7 +1,9 @@
 """The publish form's preview: what publishing the chosen version with the chosen mode does to running dialogs."""
 from __future__ import annotations
 
-from typing import Annotated
+import asyncio
+import logging
+from typing import Annotated, Any
 
 from litestar import Controller, get
 from litestar.params import QueryParameter
@@ -13,12 +15,26 @@ from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.runtime.stores.base import StoreUnavailable
 from server.services import bots as bot_service
-from server.services import publish_preview, publishing
+from server.services import flow_tests, publish_preview, publishing
 from server.services import versions as version_service
 from web.i18n import gettext as _
 from web.pages import fragment
 
 Query = Annotated[str, QueryParameter()]
+log = logging.getLogger("botflow.web.publish")
+TESTS_SECONDS = 3.0  # the preview waits at most this for the saved tests; the publish itself never does
+
+
+async def saved_tests(db_session: Any, flow_id: str, version: int) -> dict[str, Any] | None:
+    """The saved tests' outcome on the version, with the names of those failing (None: not known in time)."""
+    try:
+        report = await asyncio.wait_for(flow_tests.run_saved(db_session, flow_id, version), TESTS_SECONDS)
+    except Exception as exc:  # the preview still says everything else
+        log.warning("running the saved tests of %s version %s for the publish preview failed: %s", flow_id, version,
+                    exc)
+        return None
+    failing = [r["name"] for r in report["results"] if not r["passed"]]
+    return {"total": report["total"], "failed": report["failed"], "failing": failing}
 
 
 class PublishPreviewController(Controller):
@@ -42,14 +58,16 @@ class PublishPreviewController(Controller):
             if store is None:
                 return say(_("The runtime is not running here, so running dialogs cannot be counted."))
             found = await publish_preview.preview(db_session, store, bot, flow_id, number, sessions)
-            token_set = (await bot_service.get_bot(db_session, bot))["token_set"]
+            chosen = await bot_service.get_bot(db_session, bot)
         except AppError as exc:  # the form offers only existing bots and versions: one was deleted meanwhile
             if exc.code == "no_version":
                 return say(_("This flow has no version yet: freeze the draft first."))
             return say(_("That bot or version is no longer there; reload the page."))
         except StoreUnavailable:
             return say(_("Running dialogs cannot be counted right now; the publish itself still works."))
-        return fragment(request, "_partials/publish_preview.html", preview=found, message=None, token_set=token_set)
+        return fragment(request, "_partials/publish_preview.html", preview=found, message=None,
+                        token_set=chosen["token_set"], require_tests=chosen["require_tests"],
+                        tests=await saved_tests(db_session, flow_id, number))
 
 
 ROUTES = [PublishPreviewController]

@@ -149,12 +149,17 @@ def test_the_publish_form_shows_what_the_publish_does_and_the_history_keeps_it(p
     assert app.api("PUT", f"/api/flows/{flow}", json=changed,
                    headers={"If-Match": draft.headers["etag"]}).status_code == 200
     assert app.api("POST", f"/api/flows/{flow}/versions", json={"note": "ask_mail"}).status_code == 201
+    saved = app.api("GET", f"/api/flows/{flow}/tests")
+    wrong = {"name": "starts elsewhere", "steps": [{"update": {"text": "/start"}, "expect": {"state": "ask_phone"}}]}
+    assert app.api("PUT", f"/api/flows/{flow}/tests", json={"tests": [wrong]},
+                   headers={"If-Match": saved.headers["etag"]}).status_code == 200
     page.goto(f"{app.url}/flows/{flow}/versions")
     page.locator("#publish-bot").select_option(bot)
     page.locator("#publish-version").select_option("2")
     preview = page.get_by_test_id("publish-preview")
     expect(preview).to_contain_text("4 dialogs are running now.")
     expect(preview).to_contain_text("All of them finish on the version they started on.")
+    expect(preview.get_by_test_id("tests-failing")).to_contain_text("On version 2, 1 of 1 saved tests fails: «starts elsewhere».")
     page.get_by_label("migrate", exact=False).check()
     expect(preview).to_contain_text("3 continue, 1 is dropped.")
     expect(preview.locator("tr.dropped")).to_have_count(1)

@@ -118,3 +118,30 @@ async def test_the_publish_form_publishes_only_the_version_it_names(app_client, 
     assert answer.status_code == status and words in answer.text
     served = (await app_client.get(f"/api/bots/{BOT}", headers=admin_headers)).json()["version"]
     assert served == (1 if status == 200 else None)
+
+
+async def test_the_publish_preview_says_how_the_versions_saved_tests_fare(app_client, admin_headers, editor) -> None:
+    from tests.integration.test_api_flow_tests import HAPPY, put_tests
+
+    await create_flow(app_client, admin_headers, flow_doc("pt"))
+    await freeze(app_client, admin_headers, "pt")
+    preview = f"/flows/pt/publish/preview?bot={BOT}&version=1&sessions=keep"
+    untested = await app_client.get(preview, headers=editor)
+    assert untested.status_code == 200 and "tests-" not in untested.text  # no saved tests, none required
+    wrong = {**HAPPY, "name": "wrong name",
+             "steps": [HAPPY["steps"][0], {"update": {"text": "Иван"}, "expect": {"state": "ask_email"}}]}
+    revision = (await app_client.get("/api/flows/pt/tests", headers=admin_headers)).json()["revision"]
+    assert (await put_tests(app_client, admin_headers, "pt", [HAPPY], revision)).status_code == 200
+    passing = await app_client.get(preview, headers=editor)
+    assert "The flow's saved test passes on version 1." in passing.text
+    revision = (await app_client.get("/api/flows/pt/tests", headers=admin_headers)).json()["revision"]
+    assert (await put_tests(app_client, admin_headers, "pt", [HAPPY, wrong], revision)).status_code == 200
+    failing = await app_client.get(preview, headers=editor)
+    assert "On version 1, 1 of 2 saved tests fails:" in failing.text and "«wrong name»" in failing.text
+    assert "You can still publish it" in failing.text and "«happy path»" not in failing.text
+    gate = await app_client.patch(f"/api/bots/{BOT}", json={"require_tests": True}, headers=admin_headers)
+    assert gate.status_code == 200
+    refused = await app_client.get(preview, headers=editor)
+    assert "so the publish will be refused" in refused.text
+    russian = await app_client.get(preview, headers={**editor, "Accept-Language": "ru"})
+    assert "«wrong name»" in russian.text and "On version" not in russian.text
