@@ -159,7 +159,7 @@ def test_the_publish_form_shows_what_the_publish_does_and_the_history_keeps_it(p
     preview = page.get_by_test_id("publish-preview")
     expect(preview).to_contain_text("4 dialogs are running now.")
     expect(preview).to_contain_text("All of them finish on the version they started on.")
-    expect(preview.get_by_test_id("tests-failing")).to_contain_text("On version 2, 1 of 1 saved tests fails: «starts elsewhere».")
+    expect(preview.get_by_test_id("tests-failing")).to_contain_text("On version 2, the flow's saved test fails: «starts elsewhere».")
     page.get_by_label("migrate", exact=False).check()
     expect(preview).to_contain_text("3 continue, 1 is dropped.")
     expect(preview.locator("tr.dropped")).to_have_count(1)
