@@ -120,7 +120,8 @@ async def test_the_publish_form_publishes_only_the_version_it_names(app_client, 
     assert served == (1 if status == 200 else None)
 
 
-async def test_the_publish_preview_says_how_the_versions_saved_tests_fare(app_client, admin_headers, editor) -> None:
+async def test_the_publish_preview_says_how_the_versions_saved_tests_fare(app_client, admin_headers, editor,
+                                                                         monkeypatch) -> None:
     from tests.integration.test_api_flow_tests import HAPPY, put_tests
 
     await create_flow(app_client, admin_headers, flow_doc("pt"))
@@ -145,3 +146,6 @@ async def test_the_publish_preview_says_how_the_versions_saved_tests_fare(app_cl
     assert "so the publish will be refused" in refused.text
     russian = await app_client.get(preview, headers={**editor, "Accept-Language": "ru"})
     assert "На версии 1 не проходят сохранённые тесты (1 из 2): «wrong name»" in " ".join(russian.text.split())
+    monkeypatch.setattr("web.pages_publish_preview.TESTS_SECONDS", 0)
+    slow = await app_client.get(preview, headers=editor)
+    assert slow.status_code == 200 and "so they are not run here" in slow.text and "«wrong name»" not in slow.text
