@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from typing import Annotated, Any
 
 from litestar import Controller, get
@@ -12,6 +13,7 @@ from litestar.response import Template
 
 from server.api.bots import runtime_store
 from server.api.params import DbSession, PathStr
+from flows.testing.runner import run_cases
 from server.errors import AppError
 from server.runtime.stores.base import StoreUnavailable
 from server.services import bots as bot_service
@@ -25,18 +27,49 @@ log = logging.getLogger("botflow.web.publish")
 TESTS_SECONDS = 3.0  # the preview waits at most this for the saved tests (hundreds of them take seconds)
 
 
-async def saved_tests(db_session: Any, flow_id: str, version: int) -> dict[str, Any] | None:
-    """The saved tests' outcome on the version (`slow`: not done in time; None: they could not run)."""
-    try:
-        report = await asyncio.wait_for(flow_tests.run_saved(db_session, flow_id, version), TESTS_SECONDS)
-    except TimeoutError:
-        return {"slow": True}
-    except Exception as exc:  # the preview still says everything else
-        log.warning("running the saved tests of %s version %s for the publish preview failed: %s", flow_id, version,
-                    exc)
-        return None
-    failing = [r["name"] for r in report["results"] if not r["passed"]]
-    return {"total": report["total"], "failed": report["failed"], "failing": failing}
+class SavedTests:
+    """The saved tests' outcome per flow, version and tests revision: each set runs once however often the
+    preview asks (a version never changes, and saving tests makes a new revision)."""
+
+    def __init__(self, kept: int = 64) -> None:
+        self.kept = kept
+        self._done: OrderedDict[tuple[str, int, str], dict[str, Any]] = OrderedDict()
+        self._running: dict[tuple[str, int, str], asyncio.Task[dict[str, Any]]] = {}
+
+    async def outcome(self, db_session: Any, flow_id: str, version: int) -> dict[str, Any] | None:
+        """Counts and failing names (`slow`: not done in TESTS_SECONDS; None: they could not run)."""
+        try:
+            flow, cases, revision = await flow_tests.saved_cases(db_session, flow_id, version)
+            key = (flow_id, version, revision)
+            if key in self._done:
+                return self._done[key]
+            task = self._running.get(key)
+            if task is None:  # a run outlasting one preview goes on for the next instead of starting again
+                task = self._running[key] = asyncio.create_task(asyncio.to_thread(run_cases, flow, cases))
+                task.add_done_callback(lambda done: self._finished(key, done))
+            report = await asyncio.wait_for(asyncio.shield(task), TESTS_SECONDS)
+        except TimeoutError:
+            return {"slow": True}
+        except Exception as exc:  # the preview still says everything else
+            log.warning("running the saved tests of %s version %s for the publish preview failed: %s", flow_id,
+                        version, exc)
+            return None
+        return summary(report)
+
+    def _finished(self, key: tuple[str, int, str], task: asyncio.Task[dict[str, Any]]) -> None:
+        self._running.pop(key, None)
+        if not task.cancelled() and task.exception() is None:
+            self._done[key] = summary(task.result())
+            while len(self._done) > self.kept:
+                self._done.popitem(last=False)
+
+
+def summary(report: dict[str, Any]) -> dict[str, Any]:
+    return {"total": report["total"], "failed": report["failed"],
+            "failing": [r["name"] for r in report["results"] if not r["passed"]]}
+
+
+SAVED_TESTS = SavedTests()
 
 
 class PublishPreviewController(Controller):
@@ -69,7 +102,7 @@ class PublishPreviewController(Controller):
             return say(_("Running dialogs cannot be counted right now; the publish itself still works."))
         return fragment(request, "_partials/publish_preview.html", preview=found, message=None,
                         token_set=chosen["token_set"], require_tests=chosen["require_tests"],
-                        tests=await saved_tests(db_session, flow_id, number))
+                        tests=await SAVED_TESTS.outcome(db_session, flow_id, number))
 
 
 ROUTES = [PublishPreviewController]

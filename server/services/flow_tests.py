@@ -10,6 +10,7 @@ from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from flows.model import Flow
 from flows.testing.cases import BadTests, Case, parse_cases
 from flows.testing.runner import run_cases
 from server.db.models import utcnow
@@ -85,12 +86,17 @@ def source_name(source: Any) -> str:
     return "draft" if source in (None, "draft") else f"version {source}"
 
 
+async def saved_cases(session: AsyncSession, flow_id: str, source: Any) -> tuple[Flow, list[Case], str]:
+    """The draft or a version, with the saved tests to run on it and their revision."""
+    flow = await source_flow(session, flow_id, source)
+    tests, revision = await get_tests(session, flow_id)
+    return flow, cases_of(tests), revision
+
+
 async def run_saved(session: AsyncSession, flow_id: str, source: Any,
                     names: list[str] | None = None) -> dict[str, Any]:
     """Run the saved tests (all, or those named) on the draft or a version."""
-    flow = await source_flow(session, flow_id, source)
-    tests, revision = await get_tests(session, flow_id)
-    cases = cases_of(tests)
+    flow, cases, revision = await saved_cases(session, flow_id, source)
     if names is not None:
         unknown = sorted(set(names) - {c.name for c in cases})
         if unknown:

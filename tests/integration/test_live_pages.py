@@ -147,5 +147,12 @@ async def test_the_publish_preview_says_how_the_versions_saved_tests_fare(app_cl
     russian = await app_client.get(preview, headers={**editor, "Accept-Language": "ru"})
     assert "На версии 1 не проходят сохранённые тесты (1 из 2): «wrong name»" in " ".join(russian.text.split())
     monkeypatch.setattr("web.pages_publish_preview.TESTS_SECONDS", 0)
+    known = await app_client.get(preview, headers=editor)  # the same tests on the same version: not run again
+    assert "«wrong name»" in known.text
+    revision = (await app_client.get("/api/flows/pt/tests", headers=admin_headers)).json()["revision"]
+    assert (await put_tests(app_client, admin_headers, "pt", [wrong], revision)).status_code == 200
     slow = await app_client.get(preview, headers=editor)
     assert slow.status_code == 200 and "so they are not run here" in slow.text and "«wrong name»" not in slow.text
+    monkeypatch.setattr("web.pages_publish_preview.TESTS_SECONDS", 3.0)
+    finished = await app_client.get(preview, headers=editor)  # the run that outlasted the last preview
+    assert "On version 1, the flow's saved test fails:" in finished.text and "«wrong name»" in finished.text
