@@ -434,7 +434,8 @@ window.botflowEditor = { cy, store, issues, addState, addTransition, cards, read
 const simRoot = document.getElementById("simulator");
 if (simRoot) {
   const selectedState = () => { const nodes = selected(cy).nodes(); return nodes.length === 1 ? nodes[0].data("sid") : null; };
-  const simulator = new Simulator(simRoot, { flowId, beforeSend: () => store.whenIdle(), selectedState });
+  const stateTitle = (sid) => (ops.stateOf(store.doc, sid) || {}).title || "";
+  const simulator = new Simulator(simRoot, { flowId, beforeSend: () => store.whenIdle(), selectedState, stateTitle });
   simulator.loadVersions().then(() => simulator.openFromUrl());
   window.botflowEditor.simulator = simulator;
   installTabs(simRoot);

@@ -72,18 +72,20 @@ function commandText(doc, name) {
 }
 
 export class Simulator extends EventTarget {
-  constructor(root, { flowId, beforeSend = () => Promise.resolve(), selectedState = () => null }) {
+  constructor(root, { flowId, beforeSend = () => Promise.resolve(), selectedState = () => null, stateTitle = () => "" }) {
     super();
     this.root = root;
     this.url = `/api/flows/${encodeURIComponent(flowId)}/simulate`;
     this.versionsUrl = `/api/flows/${encodeURIComponent(flowId)}/versions`;
     this.beforeSend = beforeSend;
     this.selectedState = selectedState;
+    this.stateTitle = stateTitle;  // a state's title in the editor's document, shown beside its id
     this.log = root.querySelector("[data-sim-log]");
     this.form = root.querySelector("[data-sim-form]");
     this.input = root.querySelector("[data-sim-input]");
     this.source = root.querySelector("[data-sim-source]");
     this.stateOut = root.querySelector("[data-sim-state]");
+    this.stateTitleOut = root.querySelector("[data-sim-state-title]");
     this.firedOut = root.querySelector("[data-sim-fired]");
     this.dataOut = root.querySelector("[data-sim-data]");
     this.startBox = root.querySelector("[data-sim-start]");
@@ -224,6 +226,7 @@ export class Simulator extends EventTarget {
     this.start = null;
     this.log.replaceChildren(el("li", "sim-system", message || t("New conversation. Type a message to start.")));
     this.stateOut.textContent = "—";
+    if (this.stateTitleOut) this.stateTitleOut.textContent = "";
     this.firedOut.textContent = "—";
     this.dataOut.textContent = dataLines({});
     if (this.startBox) this.startBox.hidden = true;
@@ -299,6 +302,8 @@ export class Simulator extends EventTarget {
 
   facts(result) {
     this.stateOut.textContent = result.state ?? t("(no dialog)");
+    const title = result.state ? this.stateTitle(result.state) : "";
+    if (this.stateTitleOut) this.stateTitleOut.textContent = title && title !== result.state ? `«${title}»` : "";
     const fired = result.fired || {};
     const summary = fired.own ? null : outcomeWords(result.outcome, fired.transition, result.state);
     if (summary) {

@@ -111,6 +111,7 @@ def test_open_in_the_simulator_arrives_at_the_state_of_that_point(page: Page, ap
     page.wait_for_url(f"**/flows/{FLOW}/edit?*")
     sim = page.locator("#simulator")
     expect(sim.locator("[data-sim-state]")).to_have_text("ask_name")
+    expect(sim.locator("[data-sim-state-title]")).to_have_text("«Имя»")  # the state's title beside its id
     expect(sim.locator("[data-sim-log]")).to_contain_text("live dialog of user 730001")
     expect(sim.locator("[data-sim-source]")).to_have_value("1")
     # What the live dialog said before that point, greyed: the greeting and the /start, not "Иван".
@@ -120,6 +121,7 @@ def test_open_in_the_simulator_arrives_at_the_state_of_that_point(page: Page, ap
     sim.locator("[data-sim-input]").fill("Пётр")
     sim.locator("[data-sim-form] button[type=submit]").click()
     expect(sim.locator("[data-sim-state]")).to_have_text("ask_phone")
+    expect(sim.locator("[data-sim-state-title]")).to_have_text("«Телефон»")
     expect(sim.locator("[data-sim-data]")).to_contain_text("Пётр")
     keep(page, "live-dialog-in-simulator")
     live = app.api("GET", f"/api/bots/{BOT}/users/730001/session").json()
