@@ -46,3 +46,16 @@ async def test_an_example_that_is_not_offered_is_refused_in_words(app_client, ad
     empty = await app_client.post("/flows", data={"id": "blank", "example": ""}, headers=headers)
     assert empty.headers.get("hx-redirect") == "/flows/blank/edit", empty.text
     assert (await app_client.get("/api/flows/blank", headers=admin_headers)).json()["states"] == []
+
+
+async def test_publishing_waits_for_a_bot_to_exist(app_client, admin_headers) -> None:
+    from tests.integration.api_helpers import create_flow, flow_doc, freeze
+
+    await create_flow(app_client, admin_headers, flow_doc("lonely"))
+    await freeze(app_client, admin_headers, "lonely")
+    publish = '<button type="submit" class="primary"'
+    alone = await app_client.get("/flows/lonely/versions", headers=admin_headers)
+    assert f"{publish} disabled>" in alone.text and 'href="/bots"' in alone.text
+    assert (await app_client.post("/api/bots", json={"id": "first_bot"}, headers=admin_headers)).status_code == 201
+    served = await app_client.get("/flows/lonely/versions", headers=admin_headers)
+    assert f"{publish}>" in served.text and f"{publish} disabled>" not in served.text
