@@ -45,26 +45,27 @@ class SavedTests:
                 return self._done[key]
             task = self._running.get(key)
             if task is None:  # a run outlasting one preview goes on for the next instead of starting again
-                task = self._running[key] = asyncio.create_task(asyncio.to_thread(run_cases, flow, cases))
+                task = self._running[key] = asyncio.create_task(summary(flow, cases))
                 task.add_done_callback(lambda done: self._finished(key, done))
-            report = await asyncio.wait_for(asyncio.shield(task), TESTS_SECONDS)
+            return await asyncio.wait_for(asyncio.shield(task), TESTS_SECONDS)
         except TimeoutError:
             return {"slow": True}
         except Exception as exc:  # the preview still says everything else
             log.warning("running the saved tests of %s version %s for the publish preview failed: %s", flow_id,
                         version, exc)
             return None
-        return summary(report)
 
     def _finished(self, key: tuple[str, int, str], task: asyncio.Task[dict[str, Any]]) -> None:
         self._running.pop(key, None)
         if not task.cancelled() and task.exception() is None:
-            self._done[key] = summary(task.result())
+            self._done[key] = task.result()
             while len(self._done) > self.kept:
                 self._done.popitem(last=False)
 
 
-def summary(report: dict[str, Any]) -> dict[str, Any]:
+async def summary(flow: Any, cases: list[Any]) -> dict[str, Any]:
+    """Run the cases off the event loop; their counts and the names of those failing."""
+    report = await asyncio.to_thread(run_cases, flow, cases)
     return {"total": report["total"], "failed": report["failed"],
             "failing": [r["name"] for r in report["results"] if not r["passed"]]}
 

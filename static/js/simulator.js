@@ -226,7 +226,7 @@ export class Simulator extends EventTarget {
     this.start = null;
     this.log.replaceChildren(el("li", "sim-system", message || t("New conversation. Type a message to start.")));
     this.stateOut.textContent = "—";
-    if (this.stateTitleOut) this.stateTitleOut.textContent = "";
+    this.stateTitleOut.textContent = "";
     this.firedOut.textContent = "—";
     this.dataOut.textContent = dataLines({});
     if (this.startBox) this.startBox.hidden = true;
@@ -303,7 +303,7 @@ export class Simulator extends EventTarget {
   facts(result) {
     this.stateOut.textContent = result.state ?? t("(no dialog)");
     const title = result.state ? this.stateTitle(result.state) : "";
-    if (this.stateTitleOut) this.stateTitleOut.textContent = title && title !== result.state ? `«${title}»` : "";
+    this.stateTitleOut.textContent = title && title !== result.state ? `«${title}»` : "";
     const fired = result.fired || {};
     const summary = fired.own ? null : outcomeWords(result.outcome, fired.transition, result.state);
     if (summary) {
