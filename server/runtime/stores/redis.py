@@ -19,7 +19,7 @@ from server.runtime.stores.redis_funnel import RedisFunnel
 from server.runtime.stores.redis_listing import RedisListing
 from server.runtime.stores.redis_outbox import RedisOutbox, _id_first, lease_end, slot_at
 from server.runtime.stores.base import (
-    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Changed, DialogStore, Loaded, LockLost,
+    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, MOVE_BATCH, OK, TIMELINE_CAP, Changed, DialogStore, Loaded, LockLost,
     Next, Sample, StoreUnavailable, Write, new_token,
 )
 from server.runtime.stores.redis_scripts import (
@@ -350,7 +350,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
                 found.append(user)
         return list(dict.fromkeys(found))[:limit]
 
-    async def move_timeline(self, limit: int = 2000) -> int:
+    async def move_timeline(self, limit: int = MOVE_BATCH) -> int:
         """Move the oldest stream records into the database (one replica at a time); how many moved."""
         if self.timeline_db is None:
             return 0

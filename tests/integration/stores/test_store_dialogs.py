@@ -437,7 +437,7 @@ async def test_redis_moves_cap_each_users_records_every_little_while(store: Dial
             return len(await timeline_rows.read(conn, bot, "5"))
 
     await add(TIMELINE_CAP + 5)
-    await store.move_timeline()  # the first move of a process caps at once
+    await store.move_timeline(limit=1000)  # the first move of a process caps at once (one move: all of them)
     assert await rows() == TIMELINE_CAP
     await add(10)
     await store.move_timeline()  # within CAP_EVERY: inserted, not counted
@@ -447,6 +447,21 @@ async def test_redis_moves_cap_each_users_records_every_little_while(store: Dial
     await add(1)
     await store.move_timeline()  # the users grown since the last cap are capped together
     assert await rows() == TIMELINE_CAP
+
+
+async def test_redis_moves_take_a_bounded_batch_and_the_next_move_the_rest(store: DialogStore, bot: str) -> None:
+    """A move takes at most MOVE_BATCH records (a large one stalls every webhook in flight); none is lost."""
+    from server.runtime.keys import member
+    from server.runtime.stores.base import MOVE_BATCH
+
+    if not isinstance(store, RedisStore):
+        pytest.skip("only Redis stages timelines on their way to the database")
+    for i in range(MOVE_BATCH + 3):
+        await store.client.call("XADD", store.keys.timeline, "*", "m", member(bot, str(i % 7)), "r", f'{{"n":{i}}}')
+    assert await store.move_timeline() == MOVE_BATCH
+    assert await store.move_timeline() == 3
+    assert await store.move_timeline() == 0
+    assert sum([len(await store.timeline(bot, str(u))) for u in range(7)]) == MOVE_BATCH + 3
 
 
 async def test_redis_moves_trim_only_what_they_read(store: DialogStore, bot: str,
