@@ -1,13 +1,11 @@
-"""The dialog-store suite, run on every store kind: turns, locks, timers, outbox, listing, timelines, erasure."""
+"""The dialog-store suite, run on every store kind: turns, locks, timers, outbox, listing, erasure, retention."""
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 
 import pytest
 
-from server.db.engine import make_engine
 from server.runtime.bot_counts import bot_counts
 from server.runtime.stores import BUSY, DUPLICATE, OK, DialogStore, LockLost, Write, new_token
 from server.runtime.stores.base import LOCK_MS
@@ -86,31 +84,6 @@ async def test_an_idle_dialog_expires_after_its_ttl(store: DialogStore, bot: str
     loaded = await begin_waiting(store, bot, "3", token := new_token())
     assert loaded.session is None
     await store.release(bot, "3", token, loaded)
-
-
-async def test_timeline_records_come_back_oldest_first(store: DialogStore, bot: str) -> None:
-    now = store.test_clock.now  # type: ignore[attr-defined]
-    for n in range(3):
-        await save(store, bot, "4", Write(dialog("s"), timeline={"t": now + n, "n": n, "e": [["message", "s", None, str(n)]]}))
-    assert [r["n"] for r in await store.timeline(bot, "4")] == [0, 1, 2]
-    await store.move_timeline()  # Redis: the records go on to the database; nothing changes for a reader
-    await save(store, bot, "4", Write(dialog("s"), timeline={"t": now + 3, "n": 3, "e": []}))
-    assert [r["n"] for r in await store.timeline(bot, "4")] == [0, 1, 2, 3]
-    await store.move_timeline()
-    assert await store.move_timeline() == 0
-    assert [r["n"] for r in await store.timeline(bot, "4")] == [0, 1, 2, 3]
-    assert await store.timeline(bot, "nobody") == []
-
-
-async def test_timeline_users_include_ended_dialogs_before_and_after_a_move(store: DialogStore, bot: str) -> None:
-    now = store.test_clock.now  # type: ignore[attr-defined]
-    await save(store, bot, "40", Write(dialog("s"), timeline={"t": now, "e": [["message", None, None, "hi"]]}))
-    await save(store, bot, "41", Write(None, timeline={"t": now, "e": [["message", None, None, "bye"]]}))  # ended
-    await save(store, bot + "x", "42", Write(dialog("s"), timeline={"t": now, "e": []}))  # another bot
-    assert sorted(await store.timeline_users(bot, 100)) == ["40", "41"]
-    await store.move_timeline()
-    assert sorted(await store.timeline_users(bot, 100)) == ["40", "41"]
-    assert len(await store.timeline_users(bot, 1)) == 1
 
 
 async def test_a_due_timer_is_claimed_once_until_its_lease_ends(store: DialogStore, bot: str) -> None:
@@ -287,26 +260,6 @@ async def test_webhook_actions_are_claimed_retried_and_forgotten(store: DialogSt
     assert mine(await store.actions_due(now + 10_000, lease=30)) == []
 
 
-async def test_moved_timeline_records_keep_each_users_newest_and_are_stored_once(sqlite_url: str) -> None:  # noqa: F811
-    from server.runtime.stores import timeline_rows
-    from server.runtime.stores.base import TIMELINE_CAP
-
-    engine = make_engine(sqlite_url)
-    try:
-        rows = [("b", "1", float(n), f'{{"n":{n}}}', f"0-{n}") for n in range(TIMELINE_CAP + 5)]
-        async with engine.begin() as conn:
-            await timeline_rows.append(conn, rows[:10])
-            await timeline_rows.append(conn, rows)  # the first ten again: a repeated move
-            await timeline_rows.append(conn, [("b", "2", 0.0, "{}", "1-0")])
-        async with engine.connect() as conn:
-            kept = [stream_id for stream_id, _ in await timeline_rows.read(conn, "b", "1")]
-            other = await timeline_rows.read(conn, "b", "2")
-    finally:
-        await engine.dispose()
-    assert kept == [f"0-{n}" for n in range(5, TIMELINE_CAP + 5)]
-    assert other == [("1-0", "{}")]
-
-
 async def _fill(store: DialogStore, bot: str, user: str, n: int) -> None:
     """A user with everything a store keeps: dialog, timer, marks, timeline (moved and not), sends, an action."""
     now = store.test_clock.now  # type: ignore[attr-defined]
@@ -416,83 +369,6 @@ async def test_redis_erasure_waits_for_a_timeline_move_in_progress(store: Dialog
     assert (await asyncio.wait_for(erasing, 5))["timeline"] == 2
     assert await leftovers(store, bot, "9") == []
     assert await store.client.call("GET", store.keys.mover) is None, "erasure gives the lease back"
-
-
-async def test_redis_moves_cap_each_users_records_every_little_while(store: DialogStore, bot: str,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Counting a user's rows costs as much as inserting them: moves cap the users they grew now and then."""
-    from server.runtime.keys import member
-    from server.runtime.stores import redis as redis_store, timeline_rows
-    from server.runtime.stores.base import TIMELINE_CAP
-
-    if not isinstance(store, RedisStore):
-        pytest.skip("only Redis stages timelines on their way to the database")
-
-    async def add(n: int) -> None:
-        for i in range(n):
-            await store.client.call("XADD", store.keys.timeline, "*", "m", member(bot, "5"), "r", f'{{"n":{i}}}')
-
-    async def rows() -> int:
-        async with store.timeline_db.connect() as conn:  # type: ignore[union-attr]
-            return len(await timeline_rows.read(conn, bot, "5"))
-
-    await add(TIMELINE_CAP + 5)
-    await store.move_timeline(limit=1000)  # the first move of a process caps at once (one move: all of them)
-    assert await rows() == TIMELINE_CAP
-    await add(10)
-    await store.move_timeline()  # within CAP_EVERY: inserted, not counted
-    assert await rows() == TIMELINE_CAP + 10
-    assert len(await store.timeline(bot, "5")) == TIMELINE_CAP  # a reader sees the newest TIMELINE_CAP alike
-    monkeypatch.setattr(redis_store, "CAP_EVERY", 0.0)
-    await add(1)
-    await store.move_timeline()  # the users grown since the last cap are capped together
-    assert await rows() == TIMELINE_CAP
-
-
-async def test_redis_moves_take_a_bounded_batch_and_the_next_move_the_rest(store: DialogStore, bot: str) -> None:
-    """A move takes at most MOVE_BATCH records (a large one stalls every webhook in flight); none is lost."""
-    from server.runtime.keys import member
-    from server.runtime.stores.base import MOVE_BATCH
-
-    if not isinstance(store, RedisStore):
-        pytest.skip("only Redis stages timelines on their way to the database")
-    for i in range(MOVE_BATCH + 3):
-        await store.client.call("XADD", store.keys.timeline, "*", "m", member(bot, str(i % 7)), "r", f'{{"n":{i}}}')
-    assert await store.move_timeline() == MOVE_BATCH
-    assert await store.move_timeline() == 3
-    assert await store.move_timeline() == 0
-    assert sum([len(await store.timeline(bot, str(u))) for u in range(7)]) == MOVE_BATCH + 3
-
-
-async def test_redis_moves_trim_only_what_they_read(store: DialogStore, bot: str,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """A move trims the stream up to its last record read; records written meanwhile stay for the next."""
-    from server.runtime.keys import member
-    from server.runtime.stores import timeline_rows
-
-    if not isinstance(store, RedisStore):
-        pytest.skip("only Redis stages timelines on their way to the database")
-
-    async def add(n: int) -> None:
-        await store.client.call("XADD", store.keys.timeline, "*", "m", member(bot, "7"), "r", f'{{"n":{n}}}')
-
-    for n in range(5):
-        await add(n)
-    insert = timeline_rows.insert
-
-    async def insert_while_a_turn_writes(conn, rows):  # type: ignore[no-untyped-def]
-        await add(99)  # a turn commits while the move is under way
-        await insert(conn, rows)
-
-    monkeypatch.setattr(timeline_rows, "insert", insert_while_a_turn_writes)
-    assert await store.move_timeline(limit=3) == 3
-    assert await store.move_timeline(limit=3) == 3  # the other two, and the record written meanwhile
-    monkeypatch.setattr(timeline_rows, "insert", insert)
-    assert await store.move_timeline() == 1  # the one written during the second move
-    assert await store.move_timeline() == 0
-    async with store.timeline_db.connect() as conn:  # type: ignore[union-attr]
-        moved = [json.loads(record)["n"] for _, record in await timeline_rows.read(conn, bot, "7")]
-    assert moved == [0, 1, 2, 3, 4, 99, 99]
 
 
 async def test_queued_sends_of_an_ended_dialog_still_list_their_user(store: DialogStore, bot: str) -> None:
