@@ -300,8 +300,11 @@ class Dispatcher:
         write.outbox = reply_items(result, turn.user, chat, callback_id, now)
         if not (update.kind == "tick" and result.outcome == "ignored"):
             before = session.state if session is not None else None
-            write.timeline = timeline.record(now, update, before, result, after, masking=bot.masking, flow=flow,
-                                             before_data=session.data if session is not None else None)
+            if bot.masking:
+                write.timeline = timeline.record(now, update, before, result, after, masking=bot.masking,
+                                                 flow=flow, before_data=session.data if session is not None else None)
+            else:  # the store keeps the dialog's snapshot beside it (`timeline.as_record`)
+                write.timeline = timeline.brief(now, update, before, result, after)
         await self.commit(turn, write)
         return result
 

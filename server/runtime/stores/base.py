@@ -74,7 +74,8 @@ class Write:
     session: dict[str, Any] | None  # None drops the dialog
     ttl: int = 1800
     dedupe: str | None = None
-    timeline: dict[str, Any] | None = None
+    # The turn's timeline record, or its `timeline.brief` (the record is that with the saved dialog's snapshot).
+    timeline: dict[str, Any] | list[Any] | None = None
     timer_due: float | None = None
     had_timer: bool = True  # False: the dialog had no timer scheduled, so there is nothing to unschedule
     outbox: list[dict[str, Any]] = field(default_factory=list)

@@ -8,6 +8,7 @@ from typing import Any, AsyncIterator, Callable
 
 from server.runtime.stores.memory_listing import MemoryListing
 from server.runtime.funnel_counts import expired_fields, split_group
+from server.runtime.timeline import as_record
 from server.runtime.stores.base import (
     BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Claim, DialogStore, Loaded, LockLost, Next, Sample, Write,
 )
@@ -78,7 +79,7 @@ class MemoryStore(MemoryListing, DialogStore):
             self._dialogs[key] = (copy.deepcopy(write.session), now + write.ttl)
         if write.timeline is not None:
             line = self._timelines.setdefault(key, deque(maxlen=TIMELINE_CAP))
-            line.append(copy.deepcopy(write.timeline))
+            line.append(copy.deepcopy(as_record(write.timeline, write.session)))
         if write.dedupe is not None:
             self._dedupe[(bot, user, write.dedupe)] = now + DEDUPE_TTL
         if write.timer_due is None:

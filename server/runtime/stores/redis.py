@@ -15,6 +15,7 @@ from server.runtime.funnel_counts import HOUR, KEEP_SECONDS, ledger_info
 from server.runtime.keys import Keys, member, split_member
 from server.runtime.ratelimit import interval_ms
 from server.runtime.stores import dialog_codec, timeline_rows
+from server.runtime.timeline import expand, snapshot
 from server.runtime.stores.redis_funnel import RedisFunnel
 from server.runtime.stores.redis_listing import RedisListing
 from server.runtime.stores.redis_outbox import RedisOutbox, _id_first, lease_end, slot_at
@@ -79,6 +80,15 @@ def _loaded(reply: list[Any]) -> Loaded:
     if status == BUSY:
         return Loaded(BUSY, retry_ms=max(int(reply[1]), 1))
     return Loaded(DUPLICATE)
+
+
+def _stream_record(fields: list[bytes]) -> bytes:
+    """A timeline stream entry's record as JSON: stored whole, or as a brief beside the saved dialog."""
+    raw = fields[3]
+    if raw[:1] != b"[":
+        return raw
+    saved = fields[5] if len(fields) > 5 else b""
+    return _encode(expand(_decode(raw), snapshot(_dialog(saved)) if saved else None))
 
 
 def _refused(exc: RedisError) -> StoreUnavailable:
@@ -332,7 +342,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
         wanted = member(bot, user).encode()
         for stream_id, fields in await self._call("XRANGE", self.keys.timeline, "-", "+", "COUNT", STREAM_READ):
             if fields[1] == wanted and stream_id.decode() not in moved:
-                records.append(_decode(fields[3]))
+                records.append(_decode(_stream_record(fields)))
         return records[-TIMELINE_CAP:]
 
     async def timeline_users(self, bot: str, limit: int) -> list[str]:
@@ -365,7 +375,7 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
                 bot, user = split_member(fields[1].decode())
                 sid = stream_id.decode()
                 # A stream id starts with Redis's time in ms: when the record was written, for the 7-day sweep.
-                rows.append((bot, user, int(sid[:sid.index("-")]) / 1000, fields[3].decode(), sid))
+                rows.append((bot, user, int(sid[:sid.index("-")]) / 1000, _stream_record(fields).decode(), sid))
             capping = time.monotonic() - self._capped_at >= CAP_EVERY
             try:
                 async with self.timeline_db.begin() as conn:

@@ -51,7 +51,8 @@ return 0
 # ARGV[1]: the arguments as one MessagePack array A (hiredis frames every argument with a sprintf and a
 #       copy, so one bulk string costs the client a fraction of forty); ARGV[2] and ARGV[3], binary, are
 #       A[2] and A[17] (Redis's MessagePack reader has no binary type). A: token, dialog ('' drops it), ttl,
-#       mark ('' none), mark set ttl, member, wake time ('' none), timeline record ('' none), stream max
+#       mark ('' none), mark set ttl, member, wake time ('' none), timeline record or, when it is a JSON
+#       array, its brief, stored beside the saved dialog for the snapshot ('' none), stream max
 #       length, c funnel pairs ('' counts nothing), claim end, now, n outbox, had timer, rate interval ms
 #       ('' keeps no rate), read unlocked ('' the lock is held), the dialog as read unlocked ('' none), lock
 #       ms, outbox items..., then when counting: prior gone ('1'), expiry info ('' drops it, '=' keeps it as
@@ -87,7 +88,9 @@ if A[4] ~= '' and redis.call('SADD', KEYS[4], A[4]) == 1 and redis.call('TTL', K
 end
 if A[7] ~= '' then redis.call('ZADD', KEYS[5], A[7], A[6])
 elseif A[14] == '1' or A[2] == '' then redis.call('ZREM', KEYS[5], A[6]) end
-if A[8] ~= '' then
+if string.byte(A[8]) == 91 then  -- '[': a brief, whose record takes its snapshot from the dialog
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', A[9], '*', 'm', A[6], 'r', A[8], 'd', A[2])
+elseif A[8] ~= '' then
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', A[9], '*', 'm', A[6], 'r', A[8])
 end
 local n = tonumber(A[13])

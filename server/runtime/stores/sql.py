@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from server.runtime import funnel_rows
 from server.runtime.funnel_counts import expired_fields
+from server.runtime.timeline import as_record
 from server.runtime.stores import timeline_rows
 from server.runtime.models import ActionRow, DedupeRow, DialogRow, OutboxQueueRow, OutboxRow, TimelineRow
 from server.runtime.stores.sql_listing import SqlListing
@@ -160,7 +161,8 @@ class SqlStore(SqlListing, DialogStore):
             await conn.execute(self._insert(D).values(bot_id=bot, user_id=user, **values)
                                .on_conflict_do_update(index_elements=["bot_id", "user_id"], set_=values))
         if write.timeline is not None:
-            await timeline_rows.append(conn, [(bot, user, now, _text(write.timeline), None)])
+            record = as_record(write.timeline, write.session)
+            await timeline_rows.append(conn, [(bot, user, now, _text(record), None)])
         if write.dedupe is not None:
             expires = now + DEDUPE_TTL
             key = _mark(user, write.dedupe)

@@ -5,7 +5,9 @@ import json
 
 import pytest
 
+from flows.session import Reply, Session, StepResult, Update
 from server.db.engine import make_engine
+from server.runtime import timeline
 from server.runtime.stores import DialogStore, Write
 from server.runtime.stores.redis import RedisStore
 from tests.integration.stores.suite import dialog, save
@@ -23,6 +25,29 @@ async def test_timeline_records_come_back_oldest_first(store: DialogStore, bot: 
     assert await store.move_timeline() == 0
     assert [r["n"] for r in await store.timeline(bot, "4")] == [0, 1, 2, 3]
     assert await store.timeline(bot, "nobody") == []
+
+
+async def test_a_turn_saved_as_a_brief_reads_back_as_its_whole_record(store: DialogStore, bot: str) -> None:
+    """What a webhook turn saves (the record without its snapshot) reads as the record `timeline.record`
+    makes, in every store, before and after the Redis store moves it on; an ending turn has no snapshot."""
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    after = {**dialog("ask_phone", name="Анна «А»"), "history": ["ask_name"], "chat_id": 7, "due": now + 60}
+    asked = StepResult(None, replies=[Reply("Телефон?"), Reply("Или /cancel")], transition="got_name",
+                       reason='Input "Анна" is a valid text.', outcome="transition")
+    ended = StepResult(None, replies=[Reply("Готово")], transition="done", reason="fired", outcome="completed",
+                       completed=Session("f", 1, "done", {"name": "Анна", "n": 2}))
+    turns = [(now, Update.message("Анна «А»"), "ask_name", asked, after),
+             (now + 1, Update(kind="tick"), "ask_phone", StepResult(None, reason="no timer", outcome="ignored"), after),
+             (now + 2, Update.button("yes"), "ask_phone", ended, None)]
+    expected = []
+    for at, update, before, result, saved in turns:
+        expected.append(timeline.record(at, update, before, result, saved))
+        await save(store, bot, "5", Write(saved, timeline=timeline.brief(at, update, before, result, saved)))
+    assert expected[1]["e"][0][0] == "timer" and expected[2]["s"] is None
+    assert expected[2]["e"][-1] == ["completed", "done", None, '{"name": "Анна", "n": 2}']
+    assert await store.timeline(bot, "5") == expected
+    await store.move_timeline()
+    assert await store.timeline(bot, "5") == expected
 
 
 async def test_timeline_users_include_ended_dialogs_before_and_after_a_move(store: DialogStore, bot: str) -> None:
