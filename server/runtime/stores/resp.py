@@ -79,6 +79,8 @@ class _Connection(asyncio.Protocol):
     """One socket: queued writes, a FIFO of waiting futures, incremental parsing."""
 
     def __init__(self) -> None:
+        # Made by create_connection inside the running loop; kept, as asking for it costs a getpid() a call.
+        self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
         self.waiters: deque[tuple[asyncio.Future[Any], float]] = deque()
         self.parser = Parser()
@@ -125,7 +127,7 @@ class _Connection(asyncio.Protocol):
             fut.set_exception(StoreUnavailable("redis connection lost"))
             return
         if not self.out:
-            asyncio.get_running_loop().call_soon(self.flush)
+            self.loop.call_soon(self.flush)
         self.out.append(data)
         self.waiters.append((fut, time.monotonic()))
 
@@ -219,7 +221,7 @@ class RespClient:
         conn = self._conn
         if conn is None or conn.closed:
             conn = await self._connect()
-        fut = asyncio.get_running_loop().create_future()
+        fut = conn.loop.create_future()
         conn.send(pack(args), fut)
         return await fut
 
@@ -228,7 +230,7 @@ class RespClient:
         conn = self._conn  # `call` written out: this is every turn's call, one coroutine fewer
         if conn is None or conn.closed:
             conn = await self._connect()
-        fut = asyncio.get_running_loop().create_future()
+        fut = conn.loop.create_future()
         conn.send(pack(("EVALSHA", script.sha, len(keys), *keys, *args)), fut)
         try:
             return await fut
