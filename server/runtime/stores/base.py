@@ -5,7 +5,7 @@ import itertools
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, NamedTuple
 
 from server.runtime.stores.listing import CountKey, DialogPage, Search
 from server.runtime.funnel_counts import Counts
@@ -85,8 +85,8 @@ class Write:
     counts: Counts | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Next:
+# Next and Ack are made on every turn: named tuples, which cost half what a frozen dataclass does.
+class Next(NamedTuple):
     """The send a claimer makes next; `slot_at`: when (time.monotonic()) the bot's rate slot the store
     reserved for it comes (None when the store keeps no rate, and the sender asks its limiter)."""
 
@@ -95,8 +95,7 @@ class Next:
     more: tuple[Next, ...] = ()  # from a commit: the write's other sends, in order, after this one
 
 
-@dataclass(frozen=True, slots=True)
-class Ack:
+class Ack(NamedTuple):
     """Sends of one user's queue that went out, to drop from its head (`outbox_acks`)."""
 
     bot: str
