@@ -15,7 +15,7 @@ from server.runtime.funnel_counts import HOUR, KEEP_SECONDS, ledger_info
 from server.runtime.keys import Keys, member, split_member
 from server.runtime.ratelimit import interval_ms
 from server.runtime.stores import dialog_codec, timeline_rows
-from server.runtime.timeline import expand, snapshot
+from server.runtime.timeline import as_record, expand, snapshot
 from server.runtime.stores.redis_funnel import RedisFunnel
 from server.runtime.stores.redis_listing import RedisListing
 from server.runtime.stores.redis_outbox import RedisOutbox, _id_first, lease_end, slot_at
@@ -338,7 +338,9 @@ class RedisStore(RedisListing, RedisFunnel, RedisOutbox, DialogStore):
                 raise StoreUnavailable(f"the database did not answer: {type(exc).__name__}") from exc
             for stream_id, record in rows:
                 moved.add(stream_id)
-                records.append(_decode(record))
+                # A brief here was moved by a replica of an earlier release (during an upgrade), which
+                # knew no briefs: it is read without its snapshot.
+                records.append(as_record(_decode(record), None))
         wanted = member(bot, user).encode()
         for stream_id, fields in await self._call("XRANGE", self.keys.timeline, "-", "+", "COUNT", STREAM_READ):
             if fields[1] == wanted and stream_id.decode() not in moved:

@@ -156,3 +156,19 @@ async def test_redis_moves_trim_only_what_they_read(store: DialogStore, bot: str
     async with store.timeline_db.connect() as conn:  # type: ignore[union-attr]
         moved = [json.loads(record)["n"] for _, record in await timeline_rows.read(conn, bot, "7")]
     assert moved == [0, 1, 2, 3, 4, 99, 99]
+
+
+async def test_a_brief_moved_by_an_earlier_release_reads_as_a_record_without_snapshot(store: DialogStore,
+                                                                                      bot: str) -> None:
+    """During an upgrade, a replica that knows no briefs moves them to the database as they are."""
+    from server.runtime.stores import timeline_rows
+
+    if not isinstance(store, RedisStore):
+        pytest.skip("only Redis stages timelines on their way to the database")
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    result = StepResult(None, replies=[Reply("Телефон?")], transition="got_name", reason="fired", outcome="transition")
+    entry = timeline.brief(now, Update.message("Анна"), "ask_name", result, dialog("ask_phone"))
+    async with store.timeline_db.begin() as conn:  # type: ignore[union-attr]
+        await timeline_rows.append(conn, [(bot, "6", now, json.dumps(entry, ensure_ascii=False), "1-0")])
+    assert await store.timeline(bot, "6") == [{**timeline.record(now, Update.message("Анна"), "ask_name", result,
+                                                                 dialog("ask_phone")), "s": None}]
