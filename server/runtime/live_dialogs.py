@@ -10,19 +10,19 @@ from server.errors import BadRequest
 from server.http_params import PathStr
 from server.runtime.inspect import _bot, _read
 from server.runtime.stores.base import DialogStore
-from server.runtime.stores.listing import MAX_PAGE, BadSearch, DialogPage, Search, count_rows
+from server.runtime.stores.listing import CURSOR_MAX, MAX_PAGE, BadSearch, DialogPage, Search, count_rows
 from server.runtime.timeline import iso
 
 DEFAULT_PAGE = 50
 MAX_TEXT = 200
 
 
-def _text(query: Any, name: str) -> str | None:
+def _text(query: Any, name: str, most: int = MAX_TEXT) -> str | None:
     value = query.get(name)
     if value is None or value == "":
         return None
-    if len(value) > MAX_TEXT or not value.isprintable():
-        raise BadRequest(f"{name} must be printable text of at most {MAX_TEXT} characters.")
+    if len(value) > most or not value.isprintable():
+        raise BadRequest(f"{name} must be printable text of at most {most} characters.")
     return value
 
 
@@ -44,7 +44,7 @@ def parse_search(query: Any) -> Search:
         raise BadRequest("user is a user id, or the start of one followed by a single * to search by prefix.")
     limit = _number(query, "limit", 1, MAX_PAGE)
     return Search(user=user, exact=exact, state=_text(query, "state"),
-                  version=_number(query, "version", 1, 2**31 - 1), cursor=_text(query, "cursor"),
+                  version=_number(query, "version", 1, 2**31 - 1), cursor=_text(query, "cursor", CURSOR_MAX),
                   limit=limit or DEFAULT_PAGE)
 
 

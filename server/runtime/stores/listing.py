@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_PAGE = 200
+CURSOR_MAX = 2048  # characters of a listing cursor (Redis's carries the users a page had no room for)
 CountKey = tuple[str | None, int | None, str | None]
 
 
