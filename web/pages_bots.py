@@ -23,6 +23,7 @@ from server.services import flows as flow_service
 from server.services import publishing
 from web.pages import app_error, fragment, problem, redirect, refusal, render, user_of
 from web.bot_health import BotHealth, max_answer_words, subscription_words
+from web.messages import human_detail, human_message
 from web.i18n import N_
 from web.i18n import gettext as _
 from web.pages_versions import SESSION_MODES, publish_version
@@ -54,6 +55,9 @@ def _secrets(data: dict[str, str]) -> dict[str, Any]:
     return {name: data[name].strip() for name in ("token", "webhook_secret") if (data.get(name) or "").strip()}
 
 
+NEW_BOT_FIELDS = ("id", "title", "token", "webhook_secret")  # the new-bot form's fields, each with its error
+
+
 class BotsController(Controller):
     path = "/bots"
     request_class = HTMXRequest
@@ -75,7 +79,16 @@ class BotsController(Controller):
         try:
             row = await bot_service.create_bot(db_session, values, user_of(request).username)
         except AppError as exc:
-            return app_error(request, exc)
+            errors = {str(d["path"]): human_detail(d)["message"] for d in exc.details
+                      if isinstance(d, dict) and d.get("path") in NEW_BOT_FIELDS}
+            if exc.code == "bot_exists":
+                errors["id"] = human_message(exc)
+            if not errors:
+                return app_error(request, exc)
+            settings = request.app.state.settings
+            return render(request, "bots.html", "_partials/bot_new.html", status=exc.status, section="bots",
+                          bots=await bot_service.list_bots(db_session, settings.public_url), can_admin=True,
+                          errors=errors, values={"id": values["id"], "title": values["title"]})
         await bot_changed(request, row.id)
         await bot_service.subscribe_webhook(request.app.state.settings, row)
         return redirect(request, f"/bots/{row.id}")

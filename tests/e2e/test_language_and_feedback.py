@@ -261,16 +261,28 @@ def test_duplicate_import_offers_to_replace_the_draft(page: Page, app: App, tmp_
     assert app.api("GET", "/api/flows/twice").json()["title"] == "Второй заход"
 
 
-def test_bot_form_marks_the_field_it_refuses(page: Page) -> None:
+def test_bot_form_says_what_is_wrong_under_the_field_it_refuses(page: Page, app: App) -> None:
+    assert app.api("POST", "/api/bots", json={"id": "form_taken", "title": "Taken"}).status_code == 201
     page.goto(page.url.replace("/flows", "/bots"))
-    page.get_by_label("Id", exact=True).fill("Not A Valid Id")
-    page.get_by_role("button", name="Create").click()
-    result = page.locator("#create-bot-result")
-    expect(result).to_contain_text("Check the marked fields.")
-    expect(page.get_by_label("Id", exact=True)).to_have_attribute("aria-invalid", "true")
-    expect(page.get_by_label("Token", exact=True)).not_to_have_attribute("aria-invalid", "true")
-    expect(result.locator('[data-field="id"] code')).to_have_text("Id")  # named by its label
+    form = page.locator("#new-bot")
+    form.get_by_label("Id", exact=True).fill("Not A Valid Id")
+    form.get_by_label("Title", exact=True).fill("Поддержка")
+    form.get_by_label("Token", exact=True).fill("secret-token-1")
+    form.get_by_role("button", name="Create").click()
+    expect(form.locator('[data-error-for="id"]')).to_contain_text("a lowercase Latin letter first")
+    expect(form.get_by_label("Id", exact=True)).to_have_attribute("aria-invalid", "true")
+    expect(form.get_by_label("Id", exact=True)).to_have_value("Not A Valid Id")  # kept to correct
+    expect(form.get_by_label("Title", exact=True)).to_have_value("Поддержка")
+    expect(form.get_by_label("Token", exact=True)).to_have_value("")  # a secret is never sent back
+    expect(form.get_by_label("Token", exact=True)).not_to_have_attribute("aria-invalid", "true")
+    assert form.locator("[data-error-for]").count() == 1
     shoot(page, "bot-form-field-marked")
+    form.get_by_label("Id", exact=True).fill("form_taken")
+    form.get_by_role("button", name="Create").click()
+    expect(form.locator('[data-error-for="id"]')).to_have_text("A bot with the id form_taken already exists.")
+    form.get_by_label("Id", exact=True).fill("made_in_form")
+    form.get_by_role("button", name="Create").click()
+    expect(page).to_have_url(re.compile(r"/bots/made_in_form$"))
 
 
 API_WORDS = [
