@@ -16,7 +16,7 @@ from server.api.params import DbSession, PathStr
 from server.errors import AppError
 from server.runtime import timeline
 from server.runtime.stores.base import StoreUnavailable
-from server.runtime.stores.listing import CURSOR_MAX, BadSearch, Search, count_rows
+from server.runtime.stores.listing import BadSearch, Search, count_rows
 from server.services import bots as bot_service
 from server.services import sandbox_copy
 from web.i18n import gettext as _
@@ -35,11 +35,9 @@ def _search(query: Any) -> Search | str:
     state = (query.get("state") or "").strip() or None
     raw_version = (query.get("version") or "").strip()
     cursor = query.get("cursor") or None
-    for value in (user, state or ""):
+    for value in (user, state or ""):  # the cursor is the store's to refuse (BadSearch, below)
         if len(value) > MAX_TEXT * 4 or not value.isprintable():
             return _("Type a user id (digits) or its beginning.")
-    if cursor is not None and (len(cursor) > CURSOR_MAX or not cursor.isprintable()):
-        return _("That page of the list is no longer there; search again.")
     digits = raw_version.isascii() and raw_version.isdigit()
     if raw_version and (not digits or not 1 <= int(raw_version) <= 2**31 - 1):
         return _("Choose a version from the list.")

@@ -7,6 +7,7 @@ from typing import Any
 
 MAX_PAGE = 200
 CURSOR_MAX = 2048  # characters of a listing cursor (Redis's carries the users a page had no room for)
+BAD_CURSOR = "cursor is not one this listing handed out; start again without it."
 CountKey = tuple[str | None, int | None, str | None]
 
 
@@ -68,9 +69,12 @@ def wanted(search: Search, user: str, session: dict[str, Any]) -> bool:
 
 
 def check(search: Search) -> None:
-    """Refuse a page size out of range (the API checks first; this guards direct callers)."""
+    """Refuse a page size out of range or a cursor longer than any handed out (the API checks first; this
+    guards every other caller, the pages included)."""
     if not 1 <= search.limit <= MAX_PAGE:
         raise BadSearch(f"limit must be between 1 and {MAX_PAGE}.")
+    if search.cursor is not None and (len(search.cursor) > CURSOR_MAX or not search.cursor.isprintable()):
+        raise BadSearch(BAD_CURSOR)
 
 
 def count_rows(counts: dict[CountKey, int]) -> list[dict[str, Any]]:

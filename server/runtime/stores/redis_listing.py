@@ -11,14 +11,13 @@ import msgspec
 from server.runtime.keys import Keys
 from server.runtime.stores import dialog_codec
 from server.runtime.stores.listing import (
-    CURSOR_MAX, BadSearch, CountKey, DialogLine, DialogPage, Search, check, key_of, line, wanted,
+    BAD_CURSOR, CURSOR_MAX, BadSearch, CountKey, DialogLine, DialogPage, Search, check, key_of, line, wanted,
 )
 
 SCAN_COUNT = 1000  # keys Redis looks at per SCAN call
 SCAN_STEPS = 100  # SCAN calls one page makes at most (~100k keys, tens of ms), so a rare match never walks everything
 HELD_MAX = 40  # users a cursor may carry (the rest of one SCAN step of about a page: a few at most)
 _CURSOR = re.compile(r"(\d{1,20})(?:\.([A-Za-z0-9_-]{1,%d}={0,2}))?" % (CURSOR_MAX - 24))
-_BAD_CURSOR = "cursor is not one this listing handed out; start again without it."
 
 
 def _glob(text: str) -> str:
@@ -37,15 +36,15 @@ def _parse(cursor: str) -> tuple[int, list[str]]:
     """(SCAN cursor, users held over) from `_cursor` output; BadSearch for anything else."""
     parsed = _CURSOR.fullmatch(cursor)
     if parsed is None:
-        raise BadSearch(_BAD_CURSOR)
+        raise BadSearch(BAD_CURSOR)
     held: Any = []
     if parsed[2]:
         try:
             held = msgspec.json.decode(base64.urlsafe_b64decode(parsed[2]))
         except (ValueError, msgspec.DecodeError):
-            raise BadSearch(_BAD_CURSOR) from None
+            raise BadSearch(BAD_CURSOR) from None
         if not (isinstance(held, list) and 0 < len(held) <= HELD_MAX and all(isinstance(u, str) for u in held)):
-            raise BadSearch(_BAD_CURSOR)
+            raise BadSearch(BAD_CURSOR)
     return int(parsed[1]), held
 
 

@@ -9,7 +9,7 @@ import pytest
 from server.runtime.bot_counts import bot_counts
 from server.runtime.stores import BUSY, DUPLICATE, OK, DialogStore, LockLost, Write, new_token
 from server.runtime.stores.base import LOCK_MS
-from server.runtime.stores.listing import BadSearch, Search
+from server.runtime.stores.listing import CURSOR_MAX, BadSearch, Search
 from server.runtime.stores.redis import RedisStore
 from tests.integration.stores.suite import all_pages, begin_waiting, dialog, save
 
@@ -244,6 +244,9 @@ async def test_running_dialogs_are_listed_a_page_at_a_time_and_searched_by_user(
             await store.dialog_page(bot, Search(cursor="not-a-cursor"))
     with pytest.raises(BadSearch):
         await store.dialog_page(bot, Search(limit=0))
+    for cursor in ("1" * (CURSOR_MAX + 1), "10\x00"):  # longer than any handed out, or not text
+        with pytest.raises(BadSearch):
+            await store.dialog_page(bot, Search(cursor=cursor))
 
 
 async def test_webhook_actions_are_claimed_retried_and_forgotten(store: DialogStore, bot: str) -> None:
