@@ -83,12 +83,12 @@ class BotsController(Controller):
                       if isinstance(d, dict) and d.get("path") in NEW_BOT_FIELDS}
             if exc.code == "bot_exists":
                 errors["id"] = human_message(exc)
-            if not errors:
-                return app_error(request, exc)
+            # The form replaces itself: a refusal no field explains is said inside it, under the button.
             settings = request.app.state.settings
             return render(request, "bots.html", "_partials/bot_new.html", status=exc.status, section="bots",
                           bots=await bot_service.list_bots(db_session, settings.public_url), can_admin=True,
-                          errors=errors, values={"id": values["id"], "title": values["title"]})
+                          errors=errors, message=None if errors else human_message(exc),
+                          values={"id": values["id"], "title": values["title"]})
         await bot_changed(request, row.id)
         await bot_service.subscribe_webhook(request.app.state.settings, row)
         return redirect(request, f"/bots/{row.id}")
