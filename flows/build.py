@@ -5,12 +5,16 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from flows.languages import listed, pick, pick_choices
 from flows.model import (
-    COMMANDS, DEFAULT_FALLBACK, DEFAULT_SESSION_TTL, Action, Button, Command, Condition, Flow, Input,
+    COMMANDS, DEFAULT_FALLBACK, DEFAULT_LOST_PLACE, DEFAULT_SESSION_TTL, Action, Button, Command, Condition, Flow, Input,
     Message, Reminder, Settings, State, Transition,
 )
 
 T = TypeVar("T")
+# A sent text (a string, or an object by language) as the text of the language being built.
+Local = Callable[[Any], str]
+Choices = Callable[[Any], tuple[tuple[str, ...], tuple[str, ...]]]
 
 
 def _direct(cls: type[T]) -> Callable[..., T]:
@@ -34,7 +38,8 @@ def _direct(cls: type[T]) -> Callable[..., T]:
         body.append(f"    _set_{f.name}(self, {f.name})")
     source = f"def make(*, {', '.join(params)}):\n    self = _new(_cls)\n" + "\n".join(body) + "\n    return self\n"
     exec(source, scope)  # noqa: S102 - the text is built from the model's own field names only
-    return scope["make"]
+    make: Callable[..., T] = scope["make"]
+    return make
 
 
 _Button, _Message, _Input, _State = _direct(Button), _direct(Message), _direct(Input), _direct(State)
@@ -80,29 +85,41 @@ def normalise(raw: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-def _buttons(rows: list[list[dict[str, Any]]] | None) -> tuple[tuple[Button, ...], ...]:
+def _buttons(rows: list[list[dict[str, Any]]] | None, tx: Local) -> tuple[tuple[Button, ...], ...]:
     if not rows:
         return ()
     return tuple([
-        tuple([_Button(text=b["text"], payload=b.get("payload"), url=b.get("url"), request=b.get("request")) for b in row]) for row in rows])
+        tuple([_Button(text=t if (t := b["text"]).__class__ is str else tx(t), payload=b.get("payload"),
+                       url=b.get("url"), request=b.get("request")) for b in row]) for row in rows])
 
 
-def _input(spec: dict[str, Any]) -> Input:
+def _message(raw: dict[str, Any], tx: Local) -> Message:
+    get = raw.get
+    text = raw["text"]
+    return _Message(text=text if text.__class__ is str else tx(text), buttons=_buttons(get("buttons"), tx),
+                    format=get("format"), image=get("image"), upload=get("upload"))
+
+
+def _input(spec: dict[str, Any], tx: Local, cx: Choices) -> Input:
     get = spec.get
+    error, choices = get("error"), get("choices", ())
+    choices, values = cx(choices) if choices.__class__ is dict else (tuple(choices), ())
     return _Input(
-        type=spec["type"], save_as=get("save_as"), error=get("error"), max_attempts=get("max_attempts"),
-        min_length=get("min_length"), max_length=get("max_length"), min=get("min"), max=get("max"),
-        choices=tuple(get("choices", ())), pattern=get("pattern"), kinds=tuple(get("kinds", ())))
+        type=spec["type"], save_as=get("save_as"), error=error if error is None or error.__class__ is str else tx(error),
+        max_attempts=get("max_attempts"), min_length=get("min_length"), max_length=get("max_length"),
+        min=get("min"), max=get("max"), choices=choices, pattern=get("pattern"), kinds=tuple(get("kinds", ())),
+        choice_values=values)
 
 
-def _state(raw: dict[str, Any]) -> State:
+def _state(raw: dict[str, Any], tx: Local, cx: Choices) -> State:
     get = raw.get
     spec = get("input")
     say = get("say")
     return _State(
         id=raw["id"], title=get("title", ""), final=get("final", False),
-        say=tuple([_Message(text=m["text"], buttons=_buttons(m.get("buttons"))) for m in say]) if say else (),
-        input=None if spec is None else _input(spec), note=get("note", ""))
+        say=tuple([_message(m, tx) for m in say]) if say else (),
+        input=None if spec is None else _input(spec, tx, cx), note=get("note", ""),
+        after_press=get("after_press", "keep"))
 
 
 def _condition(raw: dict[str, Any]) -> Condition:
@@ -120,20 +137,22 @@ def _transition(raw: dict[str, Any]) -> Transition:
         name=get("name"), after=float(after) if after is not None else None,
         conditions=tuple([_condition(c) for c in conditions]) if conditions else (),
         set=tuple([(k, v) for k, v in assigned.items() if not k.startswith("x-")]) if assigned else (),
-        actions=tuple([_Action(type=a["type"], url=a.get("url")) for a in actions]) if actions else ())
+        actions=tuple([_Action(type=a["type"], url=a.get("url")) for a in actions]) if actions else (),
+        language=get("language"))
 
 
-def _settings(raw: dict[str, Any]) -> Settings:
+def _settings(raw: dict[str, Any], tx: Local) -> Settings:
     rem = raw.get("reminder")
     reminder = None
     if rem is not None:
-        reminder = Reminder(after=rem["after"], text=rem["text"], buttons=_buttons(rem.get("buttons")))
+        reminder = Reminder(after=rem["after"], text=tx(rem["text"]), buttons=_buttons(rem.get("buttons"), tx))
     return Settings(
         session_ttl=raw.get("session_ttl", DEFAULT_SESSION_TTL), reminder=reminder,
-        fallback=raw.get("fallback", DEFAULT_FALLBACK), start_on=raw.get("start_on", "any"))
+        fallback=tx(raw.get("fallback", DEFAULT_FALLBACK)), start_on=raw.get("start_on", "any"),
+        lost_place=tx(raw.get("lost_place", DEFAULT_LOST_PLACE)))
 
 
-def _commands(raw: dict[str, Any]) -> dict[str, Command | None]:
+def _commands(raw: dict[str, Any], tx: Local) -> dict[str, Command | None]:
     commands: dict[str, Command | None] = {}
     for name in COMMANDS:
         default = DEFAULT_COMMANDS[name]
@@ -147,7 +166,7 @@ def _commands(raw: dict[str, Any]) -> dict[str, Command | None]:
         # Defaults apply field by field: a given field wins, a missing one keeps the default.
         match = given["match"] if "match" in given else (default.match if default else ())
         reply = given["reply"] if "reply" in given else (default.reply if default else None)
-        commands[name] = Command(match=tuple(match), reply=reply)
+        commands[name] = Command(match=tuple(match), reply=None if reply is None else tx(reply))
     return commands
 
 
@@ -160,11 +179,42 @@ def _layout(raw: dict[str, Any]) -> dict[str, dict[str, float]]:
     return layout
 
 
-def build(document: dict[str, Any]) -> Flow:
-    """The typed Flow of a checked, normalised document."""
-    return Flow(
+def build(document: dict[str, Any], language: str | None = None,
+          translations: dict[str, Flow] | None = None) -> Flow:
+    """The typed Flow of a checked, normalised document, its texts in `language` (None: the default)."""
+    codes = listed(document)
+    default = codes[0] if codes else ""
+    code = language if language in codes else (default or None)
+
+    def tx(value: Any) -> str:
+        return pick(value, code, default)
+
+    def cx(value: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return pick_choices(value, code, default)
+
+    flow = Flow(
         id=document["id"], title=document.get("title", ""), start=document.get("start", ""),
-        settings=_settings(document.get("settings", {})), commands=_commands(document.get("commands", {})),
-        states=tuple([_state(s) for s in document["states"]]),
+        settings=_settings(document.get("settings", {}), tx), commands=_commands(document.get("commands", {}), tx),
+        states=tuple([_state(s, tx, cx) for s in document["states"]]),
         transitions=tuple([_transition(t) for t in document.get("transitions", ())]),
-        layout=_layout(document.get("layout", {})), document=document)
+        layout=_layout(document.get("layout", {})), document=document, languages=codes, language=code,
+        translations={} if translations is None else translations)
+    if code is not None:
+        flow.translations.setdefault(code, flow)
+    return flow
+
+
+def localized(flow: Flow, code: str | None) -> Flow:
+    """The same flow with its texts in language `code` (built once, then kept); itself for its own or an
+    unlisted language or a flow without languages."""
+    if code == flow.language or not flow.languages:
+        return flow
+    known = flow.translations
+    found = known.get(code) if code is not None else None
+    if found is None:
+        if code not in flow.languages:
+            return known.get(flow.languages[0], flow)
+        found = known[code] = build(flow.document, code, known)
+    if found.version != flow.version:  # the version is set on a frozen flow after it is built
+        found.version = flow.version
+    return found

@@ -7,10 +7,11 @@ from typing import Any
 
 import yaml
 
-TOP_ORDER = ("format", "id", "title", "start", "settings", "commands", "states", "transitions", "layout")
-STATE_ORDER = ("id", "title", "final", "say", "input", "note")
+TOP_ORDER = ("format", "id", "title", "start", "languages", "settings", "commands", "states", "transitions", "layout")
+STATE_ORDER = ("id", "title", "final", "say", "input", "after_press", "note")
 TRANSITION_ORDER = (
     "id", "from", "to", "on", "payload", "match", "pattern", "kinds", "name", "after", "if", "set", "actions",
+    "language",
 )
 
 
@@ -34,7 +35,7 @@ def _ordered(obj: Any, order: tuple[str, ...]) -> Any:
 
 def ordered(document: dict[str, Any]) -> dict[str, Any]:
     """The document with keys in the spec's natural order (unknown keys after, as written)."""
-    result = _ordered(document, TOP_ORDER)
+    result: dict[str, Any] = _ordered(document, TOP_ORDER)
     if isinstance(result.get("states"), list):
         result["states"] = [_ordered(s, STATE_ORDER) for s in result["states"]]
     if isinstance(result.get("transitions"), list):

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from flows.limits import MAX_DEPTH, MAX_NUMBER
+from flows.said import Said, detail
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -61,8 +62,8 @@ def show_number(value: int | float) -> str:
 
 def too_large(value: int | float) -> str:
     """The sentence for a number past 2^53 in magnitude."""
-    return (f"{show_number(value)} is too large: numbers in a flow are at most 2^53 ({MAX_NUMBER:,}) in"
-            " magnitude; write a smaller number")
+    return Said(f"{show_number(value)} is too large: numbers in a flow are at most 2^53 ({MAX_NUMBER:,}) in"
+                " magnitude; write a smaller number", "number_too_large", value=show_number(value))
 
 
 def is_number(value: Any) -> bool:
@@ -104,7 +105,7 @@ class Report:
     # `fine` holds the ids of list elements already known to hold no problem (they are not walked).
 
     def __init__(self, fine: set[int] | frozenset[int] = frozenset()) -> None:
-        self.details: list[dict[str, str]] = []
+        self.details: list[dict[str, Any]] = []
         self._paths: set[str] = set()
         self.fine = fine
 
@@ -113,7 +114,7 @@ class Report:
         if path in self._paths:
             return
         self._paths.add(path)
-        self.details.append({"path": path, "message": message})
+        self.details.append(detail(path, message))
 
     def __bool__(self) -> bool:
         return bool(self.details)

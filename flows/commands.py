@@ -3,12 +3,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from flows.firing import FlowPlan, active_copy, add_state_messages, add_text, new_session, plan
+from flows.firing import FlowPlan, active_copy, add_state_messages, add_text, new_dialog, plan
 from flows.model import Flow
-from flows.session import Reply, Session, StepResult, Update
+from flows.dialog import Dialog, Reply, StepResult, Update, replace
+from flows.events import DialogEnded, DialogOpened, Event, WentBack
 from flows.templates import compile_template
 
 _EMPTY: dict[str, Any] = {}
+
+
+def _ended(how: str, dialog: Dialog, now: float) -> DialogEnded:
+    """The running dialog ended by a command, after the time it spent in its state."""
+    return DialogEnded(how, dialog.state, now - dialog.entered_at)
 
 
 def _reply_of(flow: Flow, name: str) -> str | None:
@@ -17,25 +23,29 @@ def _reply_of(flow: Flow, name: str) -> str | None:
 
 
 def open_dialog(latest: Flow, data: dict[str, Any], now: float, replies: list[Reply], outcome: str,
-                reason: str) -> StepResult:
+                reason: str, events: list[Event] | None = None) -> StepResult:
     """Start a new dialog at `start` of the flow the bot serves now and send its messages."""
+    if events is None:
+        events = []
     lp = plan(latest)
     sp = lp.states.get(latest.start)
     if sp is None:
         add_text(replies, lp.fallback, data)
-        return StepResult(None, replies, [], None,
+        return StepResult(None, replies, events, None,
                           f"{reason} but the start state {latest.start!r} does not exist; nothing opened.",
                           "fallback", touched=False)
-    s = new_session(latest, latest.start, data, now)
+    s = new_dialog(latest, latest.start, data, now)
     add_state_messages(replies, sp, data)
     if sp.state.final:
-        return StepResult(None, replies, [], None,
+        events.append(DialogEnded("completed", latest.start))
+        return StepResult(None, replies, events, None,
                           f"{reason}; the start state {latest.start} is final, so the dialog ended at once.",
                           "completed", s)
-    return StepResult(s, replies, [], None, f"{reason}; the dialog is at {latest.start}.", outcome)
+    events.append(DialogOpened(s.flow, s.version, s.state, s.language))
+    return StepResult(s, replies, events, None, f"{reason}; the dialog is at {latest.start}.", outcome)
 
 
-def started(flow: Flow, session: Session | None, update: Update, now: float, latest: Flow,
+def started(flow: Flow, session: Dialog | None, update: Update, now: float, latest: Flow,
             note: str) -> StepResult:
     """`bot_started`: open a dialog, or restart the running one (even when `restart` is disabled)."""
     payload = update.start_payload
@@ -48,10 +58,11 @@ def started(flow: Flow, session: Session | None, update: Update, now: float, lat
     if reply:
         add_text(replies, compile_template(reply), session.data)
     return open_dialog(latest, data, now, replies, "command:restart",
-                       f"{note}The user started the bot{with_payload} during a dialog, which restarts it")
+                       f"{note}The user started the bot{with_payload} during a dialog, which restarts it",
+                       [_ended("restart", session, now)])
 
 
-def run(name: str, flow: Flow, fp: FlowPlan, session: Session | None, update: Update, now: float,
+def run(name: str, flow: Flow, fp: FlowPlan, session: Dialog | None, update: Update, now: float,
         latest: Flow, note: str) -> StepResult:
     """Carry out a matched global command; its reply renders against the data before the command."""
     said = update.text if update.kind == "message" else update.payload
@@ -65,8 +76,8 @@ def run(name: str, flow: Flow, fp: FlowPlan, session: Session | None, update: Up
         if session is None:
             return StepResult(None, replies, [], None, f"{what}; there was no dialog to cancel.",
                               "command:cancel", touched=False)
-        return StepResult(None, replies, [], None, f"{what}; the dialog at {session.state} was dropped.",
-                          "command:cancel")
+        return StepResult(None, replies, [_ended("cancel", session, now)], None,
+                          f"{what}; the dialog at {session.state} was dropped.", "command:cancel")
     if name == "help":
         if reply:
             add_text(replies, compile_template(reply), data)
@@ -78,7 +89,8 @@ def run(name: str, flow: Flow, fp: FlowPlan, session: Session | None, update: Up
     if name == "restart":
         if reply:
             add_text(replies, compile_template(reply), data)
-        return open_dialog(latest, {}, now, replies, "command:restart", f"{what}, which starts a new dialog")
+        return open_dialog(latest, {}, now, replies, "command:restart", f"{what}, which starts a new dialog",
+                           [_ended("restart", session, now)] if session is not None else None)
     # back
     if session is None:
         if latest.settings.start_on == "command":
@@ -96,11 +108,10 @@ def run(name: str, flow: Flow, fp: FlowPlan, session: Session | None, update: Up
         previous = s.history.pop()
         sp = fp.states.get(previous)
         if sp is not None and not sp.state.final:
-            s.state = previous
-            s.entered_at = now
-            s.attempts = 0
+            s = replace(s, state=previous, entered_at=now, attempts=0)
             add_state_messages(replies, sp, s.data)
-            return StepResult(s, replies, [], None, f"{what}; back from {session.state} to {previous}.",
+            went = WentBack(session.state, previous, now - session.entered_at)
+            return StepResult(s, replies, [went], None, f"{what}; back from {session.state} to {previous}.",
                               "command:back")
     add_state_messages(replies, fp.states[s.state], s.data)
     return StepResult(s, replies, [], None,

@@ -16,7 +16,8 @@ def as_number(value: Any) -> int | float | None:
     """The numeric reading of a value, or None when it is not a number."""
     kind = value.__class__
     if kind is int or kind is float:
-        return value
+        number: int | float = value
+        return number
     if kind is str:
         text = value.strip()
         if len(text) > MAX_NUMBER_TEXT or NUMBER_RE.fullmatch(text) is None:
@@ -27,7 +28,7 @@ def as_number(value: Any) -> int | float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return value
+        return value  # a subclass of int or float
     return None
 
 
@@ -36,7 +37,8 @@ def _compare(left: Any, right: Any) -> int:
     a = as_number(left)
     b = as_number(right) if a is not None else None
     if a is None or b is None:
-        a, b = value_text(left), value_text(right)
+        x, y = value_text(left), value_text(right)
+        return (x > y) - (x < y)
     return (a > b) - (a < b)
 
 

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from flows.languages import listed, path_text, slots
+from flows.translations import flat, text_in
+
 _ABSENT = object()
 # Handled on their own, or not semantic (`layout` is editor positions only).
 _OWN_KEYS = ("format", "id", "title", "start", "settings", "commands", "states", "transitions", "layout")
@@ -93,9 +96,61 @@ def _order(old: Any, new: Any) -> dict[str, list[str]] | None:
     return None if a == b else {"from": a, "to": b}
 
 
+def _texts(document: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Every translatable text by path, then by language (choices one per line); a plain string is the default's."""
+    codes = listed(document)
+    if not codes:
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for keys, value, what in slots(document):
+        texts = {}
+        for code in codes:
+            if what == "choices":
+                own = value.get(code) if isinstance(value, dict) else (value if code == codes[0] else None)
+                texts[code] = "\n".join(str(v) for v in own) if isinstance(own, list) else ""
+            else:
+                texts[code] = text_in(value, code, codes[0]) if isinstance(value, (str, dict)) else ""
+        out[path_text(keys)] = texts
+    return out
+
+
+def translations(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """The texts changed in a language other than the default (the default's show with their state), as
+    {"path", "language", "from", "to"}; "" is no translation."""
+    before, after = _texts(old), _texts(new)
+    codes = [c for c in dict.fromkeys([*listed(old), *listed(new)])]
+    default = (listed(new) or listed(old) or ("",))[0]
+    found = []
+    for path in dict.fromkeys([*before, *after]):
+        for code in codes:
+            if code == default:
+                continue
+            a, b = before.get(path, {}).get(code, ""), after.get(path, {}).get(code, "")
+            if a != b:
+                found.append({"path": path, "language": code, "from": a, "to": b, "state": _state_at(new, old, path)})
+    return found
+
+
+def _state_at(new: dict[str, Any], old: dict[str, Any], path: str) -> str | None:
+    """The id of the state a text path is in (the newer document's, else the older's), or None."""
+    if not path.startswith("states["):
+        return None
+    index = int(path[7:path.index("]")])
+    for document in (new, old):
+        states = document.get("states")
+        if isinstance(states, list) and index < len(states) and isinstance(states[index], dict):
+            return str(states[index].get("id"))
+    return None
+
+
 def diff(old_document: dict[str, Any], new_document: dict[str, Any]) -> dict[str, Any]:
-    """Changes from `old_document` to `new_document`; `layout` is ignored, list entries are in document order."""
-    old, new = old_document or {}, new_document or {}
+    """Changes from `old_document` to `new_document`; `layout` is ignored, list entries are in document order.
+
+    Texts are compared in the default language with their states; the other languages' changes are listed
+    under `translations`.
+    """
+    raw_old, raw_new = old_document or {}, new_document or {}
+    old, new = flat(raw_old), flat(raw_new)
     transitions = _collection(old.get("transitions"), new.get("transitions"), _transition_key)
     transitions["order"] = _order(old.get("transitions"), new.get("transitions"))
     other = {k: v for k, v in old.items() if k not in _OWN_KEYS}
@@ -110,6 +165,7 @@ def diff(old_document: dict[str, Any], new_document: dict[str, Any]) -> dict[str
                               lambda entry, index: str(entry.get("id", f"#{index}"))),
         "transitions": transitions,
         "other": _changes(other, {k: v for k, v in new.items() if k not in _OWN_KEYS}),
+        "translations": translations(raw_old, raw_new),
     }
 
 

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+import idna
+
 from flows.checks import item, join
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -124,6 +126,11 @@ def refused_url(url: str, allow: Iterable[str] = ()) -> str | None:
         host = urlsplit(url).hostname
     except ValueError:
         return "its host cannot be read"
+    if host and not host.isascii():
+        try:  # as the sender's HTTP client will write it (IDNA 2008): `①②⑦.0.0.1` is no name at all
+            idna.encode(host)
+        except UnicodeError:
+            return "a host name that cannot be written as an internet (IDNA) name"
     return refused_host(host or "", allow)
 
 

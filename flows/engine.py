@@ -4,20 +4,23 @@ from __future__ import annotations
 from typing import Any
 
 from flows import commands, inputs, timers
+from flows.build import localized
+from flows.languages import choose
 from flows.conditions import holds
-from flows.firing import (_PLANS, FlowPlan, StatePlan, active_copy, add_state_messages, add_text, copy_session,
+from flows.firing import (_PLANS, FlowPlan, StatePlan, active_copy, add_state_messages, add_text, copy_dialog,
                           fire, first_holding, plan)
 from flows.limits import MAX_DATA_BYTES, MAX_REPLIES, data_bytes, data_fits
-from flows.model import Flow, Transition
+from flows.model import Flow, Input, Transition
 from flows.patterns import occurs
-from flows.session import Effect, Reply, Session, StepResult, Update
+from flows.dialog import Dialog, Reply, StepResult, Update, replace
+from flows.events import Event, InputSaved, MessageSent, TimerSet
 
 __all__ = ["step", "catch_up", "next_due", "expired"]
 next_due = timers.next_due
 expired = timers.expired
 
 
-def step(flow: Flow, session: Session | None, update: Update, now: float, *,
+def step(flow: Flow, session: Dialog | None, update: Update, now: float, *,
          latest: Flow | None = None) -> StepResult:
     """Apply one update at time `now` to a dialog on `flow` (None: no dialog) and say what happened.
 
@@ -27,7 +30,7 @@ def step(flow: Flow, session: Session | None, update: Update, now: float, *,
     # The result keeps the limits: data that would grow past MAX_DATA_BYTES refuses the update as
     # invalid input, and at most MAX_REPLIES messages are sent (the rest counted in `dropped`).
     result = _step(flow, session, update, now, latest)
-    after = result.session or result.completed
+    after = result.dialog or result.completed
     if after is not None and _grown(after.data, session) and not data_fits(after.data):
         if session is None or data_bytes(after.data) > data_bytes(session.data):
             result = _too_much_data(flow, session, update, now)
@@ -37,10 +40,19 @@ def step(flow: Flow, session: Session | None, update: Update, now: float, *,
         del replies[MAX_REPLIES:]
         result.reason += (f" {result.dropped} further message{'s were' if result.dropped > 1 else ' was'} dropped:"
                           f" one update sends at most {MAX_REPLIES}.")
+    events = result.events
+    for reply in replies:
+        events.append(MessageSent(reply))
+    dialog = result.dialog
+    if dialog is not None:  # the dialog runs on: when to look at it next, and when it expires
+        runs_on = flow
+        if latest is not None and (dialog.flow, dialog.version) == (latest.id, latest.version):
+            runs_on = latest
+        events.append(TimerSet(timers.timer_at(runs_on, dialog), dialog.updated_at + runs_on.settings.session_ttl))
     return result
 
 
-def _grown(data: dict[str, Any], before: Session | None) -> bool:
+def _grown(data: dict[str, Any], before: Dialog | None) -> bool:
     """Whether the data may have grown: unchanged data (compared in C, values mostly shared) has not."""
     if before is None:
         return True
@@ -50,10 +62,12 @@ def _grown(data: dict[str, Any], before: Session | None) -> bool:
         return True
 
 
-def _too_much_data(flow: Flow, session: Session | None, update: Update, now: float) -> StepResult:
+def _too_much_data(flow: Flow, session: Dialog | None, update: Update, now: float) -> StepResult:
     """The update would grow the dialog's data past the limit: refused like an invalid input."""
     why = (f"{_said(update)} would grow the dialog's data past {MAX_DATA_BYTES // 1024} KiB; treated as invalid"
            " input, nothing else changed.")
+    if session is not None and session.language is not None:
+        flow = localized(flow, session.language)
     fp = plan(flow)
     if session is None or session.state not in fp.states:
         if update.kind == "tick":
@@ -63,8 +77,7 @@ def _too_much_data(flow: Flow, session: Session | None, update: Update, now: flo
         return StepResult(None, replies, [], None, why, "input_invalid", touched=False)
     replies = []
     if update.kind == "tick":
-        s = copy_session(session)
-        s.timeout_held = True  # the due timeout waits for the next activity instead of firing again
+        s = copy_dialog(session, timeout_held=True)  # the due timeout waits for the next activity instead
         return StepResult(s, replies, [], None, why, "held", touched=False)
     if update.kind == "event":  # nobody to answer: the event is not taken
         why = (f"{_said(update)} would grow the dialog's data past {MAX_DATA_BYTES // 1024} KiB, so it is not"
@@ -76,7 +89,7 @@ def _too_much_data(flow: Flow, session: Session | None, update: Update, now: flo
     return StepResult(s, replies, [], None, why, "input_invalid")
 
 
-def _step(flow: Flow, session: Session | None, update: Update, now: float, latest: Flow | None) -> StepResult:
+def _step(flow: Flow, session: Dialog | None, update: Update, now: float, latest: Flow | None) -> StepResult:
     if latest is None:
         latest = flow
     kind = update.kind
@@ -97,11 +110,19 @@ def _step(flow: Flow, session: Session | None, update: Update, now: float, lates
         elif session.state not in fp.states:
             note = f"The dialog's state {session.state!r} no longer exists. "
             session = None
+    # A running dialog keeps its language; a dialog (re)opened now takes the update's `user_locale`.
+    if session is not None and session.language is not None and session.language != flow.language:
+        flow = localized(flow, session.language)
+        fp = plan(flow)
     if kind == "tick":
         if session is None:
             return StepResult(None, [], [], None, note + "No dialog, nothing is due.", "ignored",
                               touched=False)
         return timers.tick(flow, session, now)
+    # Only an update that may open a dialog needs the flow in the user's language.
+    opening = session is None or kind == "bot_started"
+    if opening and latest.languages:
+        latest = localized(latest, choose(latest.languages, update.locale))
     if kind == "bot_started":
         return commands.started(flow, session, update, now, latest, note)
     if session is None and latest is not flow:
@@ -109,13 +130,15 @@ def _step(flow: Flow, session: Session | None, update: Update, now: float, lates
     raw = update.text if kind == "message" else update.payload if kind == "button" else None
     name = fp.commands.get(raw.strip().lower()) if raw else None
     if name is not None:
+        if not opening and latest.languages:  # restart and back open a new dialog
+            latest = localized(latest, choose(latest.languages, update.locale))
         return commands.run(name, flow, fp, session, update, now, latest, note)
     if session is None:
         return _no_dialog(latest, fp, update, now, note)
     return _in_dialog(fp, session, update, now)
 
 
-def catch_up(flow: Flow, session: Session | None, until: float, *, limit: int = 100) -> list[StepResult]:
+def catch_up(flow: Flow, session: Dialog | None, until: float, *, limit: int = 100) -> list[StepResult]:
     """Fire, in order and each at its own due time, everything due up to `until` (for idle jumps)."""
     results: list[StepResult] = []
     while session is not None and len(results) < limit:
@@ -126,7 +149,7 @@ def catch_up(flow: Flow, session: Session | None, until: float, *, limit: int = 
         results.append(result)
         if result.outcome == "ignored":
             break
-        session = result.session
+        session = result.dialog
     return results
 
 
@@ -158,16 +181,17 @@ def _said(update: Update) -> str:
     return f'Message "{inputs.shown(update.text, update.attachments)}"'
 
 
-def _fired(fp: FlowPlan, s: Session, tr: Transition, now: float, replies: list[Reply], why: str,
-           data_note: str = "") -> StepResult:
-    effects: list[Effect] = []
+def _fired(fp: FlowPlan, s: Dialog, tr: Transition, now: float, replies: list[Reply], why: str,
+           events: list[Event] | None = None) -> StepResult:
+    if events is None:
+        events = []
     source = s.state
-    after = fire(fp, s, tr, now, replies, effects)
-    if after is None:
-        return StepResult(None, replies, effects, tr.id,
+    after, ended = fire(fp, s, tr, now, replies, events)
+    if ended:
+        return StepResult(None, replies, events, tr.id,
                           f"{why}; transition {tr.id} fired from {source} to the final state {tr.target}; "
-                          "the dialog ended.", "completed", s)
-    return StepResult(after, replies, effects, tr.id, f"{why}; transition {tr.id} fired.", "transition")
+                          "the dialog ended.", "completed", after)
+    return StepResult(after, replies, events, tr.id, f"{why}; transition {tr.id} fired.", "transition")
 
 
 def _matches(entry: tuple[str, Transition, frozenset[str], Any], update: Update, text: str | None) -> bool:
@@ -184,7 +208,7 @@ def _matches(entry: tuple[str, Transition, frozenset[str], Any], update: Update,
     return update.kind == "event" and update.name == tr.name
 
 
-def _in_dialog(fp: FlowPlan, session: Session, update: Update, now: float) -> StepResult:
+def _in_dialog(fp: FlowPlan, session: Dialog, update: Update, now: float) -> StepResult:
     sp = fp.states[session.state]
     kind = update.kind
     text = update.text.strip() if kind == "message" and update.text is not None else None
@@ -203,7 +227,7 @@ def _in_dialog(fp: FlowPlan, session: Session, update: Update, now: float) -> St
             continue
         s = active_copy(session, now)
         if merged is not None:
-            s.data = merged
+            s = replace(s, data=merged)
         trigger = f"matched its {entry[0]} trigger"
         return _fired(fp, s, tr, now, [], f"{_said(update)} {trigger}")
     if kind == "event":
@@ -215,24 +239,23 @@ def _in_dialog(fp: FlowPlan, session: Session, update: Update, now: float) -> St
                           touched=False)
     s = active_copy(session, now)
     if sp.input is not None:
-        return _input(fp, sp, s, update, now, text)
-    tr = first_holding(sp.on_else, s.data)
-    if tr is not None:
-        return _fired(fp, s, tr, now, [], f"{_said(update)} was taken by the else transition")
+        return _input(fp, sp, sp.input, s, update, now, text)
+    taken = first_holding(sp.on_else, s.data)
+    if taken is not None:
+        return _fired(fp, s, taken, now, [], f"{_said(update)} was taken by the else transition")
     return _fallback(fp, sp, s, f"{_said(update)} matched nothing in {s.state}; fallback sent.")
 
 
-def _fallback(fp: FlowPlan, sp: StatePlan, s: Session, reason: str) -> StepResult:
+def _fallback(fp: FlowPlan, sp: StatePlan, s: Dialog, reason: str, events: list[Event] | None = None) -> StepResult:
     replies: list[Reply] = []
     add_text(replies, fp.fallback, s.data)
     add_state_messages(replies, sp, s.data)
-    return StepResult(s, replies, [], None, reason, "fallback")
+    return StepResult(s, replies, events if events is not None else [], None, reason, "fallback")
 
 
-def _input(fp: FlowPlan, sp: StatePlan, s: Session, update: Update, now: float,
+def _input(fp: FlowPlan, sp: StatePlan, inp: Input, s: Dialog, update: Update, now: float,
            text: str | None) -> StepResult:
-    """Step 4: the message (or a press of the state's own button) is the state's input."""
-    inp = sp.input
+    """Step 4: the message (or a press of the state's own button) is the state's input (`inp`, the state's)."""
     if update.kind == "button":
         if update.payload not in sp.own_payloads:
             return _fallback(fp, sp, s, f'The press "{update.payload}" is not a button of {s.state}; '
@@ -243,17 +266,19 @@ def _input(fp: FlowPlan, sp: StatePlan, s: Session, update: Update, now: float,
     verdict = inputs.check(inp, text, attachments)
     quoted = f'Input "{inputs.shown(text, attachments)}"'
     if verdict.ok:
-        s.attempts = 0
+        s = replace(s, attempts=0)
+        events: list[Event] = []
         if inp.save_as:
             s.data[inp.save_as] = verdict.value
+            events.append(InputSaved(inp.save_as, verdict.value))
         tr = first_holding(sp.on_input, s.data)
         if tr is not None:
-            return _fired(fp, s, tr, now, [], f"{quoted} {verdict.why}")
+            return _fired(fp, s, tr, now, [], f"{quoted} {verdict.why}", events)
         saved = f" and saved as {inp.save_as}" if inp.save_as else ""
         return _fallback(fp, sp, s, f"{quoted} {verdict.why}{saved}, but no input transition from "
-                                    f"{s.state} holds; fallback sent.")
-    s.attempts += 1
-    attempts = s.attempts
+                                    f"{s.state} holds; fallback sent.", events)
+    attempts = s.attempts + 1
+    s = replace(s, attempts=attempts)
     if inp.max_attempts and attempts >= inp.max_attempts:
         tr = first_holding(sp.on_invalid, s.data)
         if tr is not None:

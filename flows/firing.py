@@ -3,15 +3,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from flows.build import localized
 from flows.conditions import holds
 from flows.limits import MAX_DATA_BYTES, RENDER_LIMIT
-from flows.model import BUTTON_TEXT_LIMIT, COMMANDS, HISTORY_LIMIT, MESSAGE_LIMIT, Button, Flow, State, Transition
+from flows.model import (BUTTON_TEXT_LIMIT, COMMANDS, HISTORY_LIMIT, MESSAGE_LIMIT, Button, Flow, Message, State,
+                         Transition)
 from flows.patterns import Pattern, compile_pattern
-from flows.session import Effect, Reply, Session
-from flows.templates import Compiled, compile_template, render_capped, split_text
+from flows.dialog import Dialog, Reply, replace
+from flows.events import ActionQueued, DialogEnded, Event, TransitionFired
+from flows.templates import Compiled, compile_template, render_capped, render_escaped, split_text
 
-# (compiled text, rows of (compiled button text, "payload"|"url"|"request", value))
-CompiledMessage = tuple[Compiled, tuple[tuple[tuple[Compiled, str, str], ...], ...]]
+# How a message looks beyond its text: (format, image link, upload id); None for plain text alone.
+Look = tuple[str | None, str | None, str | None] | None
+# (compiled text, rows of (compiled button text, "payload"|"url"|"request", value), look)
+CompiledMessage = tuple[Compiled, tuple[tuple[tuple[Compiled, str, str], ...], ...], Look]
 
 
 class StatePlan:
@@ -24,8 +29,9 @@ class StatePlan:
         self.state = state
         self.messages = messages
         # Texts of messages that need no rendering (no placeholder, no keyboard, short), else None.
-        self.static: tuple[str, ...] | None = tuple(m[0] for m in messages) if all(
-            not rows and text.__class__ is str and len(text) <= MESSAGE_LIMIT for text, rows in messages) else None
+        static = [text for text, rows, look in messages
+                  if not rows and look is None and isinstance(text, str) and len(text) <= MESSAGE_LIMIT]
+        self.static: tuple[str, ...] | None = tuple(static) if len(static) == len(messages) else None
         self.input = state.input
         self.error: Compiled | None = (compile_template(state.input.error)
                                        if state.input is not None and state.input.error else None)
@@ -60,17 +66,18 @@ class FlowPlan:
         for state in flow.states:
             if state.id in self.states:
                 continue
-            plan = StatePlan(state, tuple(_compile_message(m.text, m.buttons) for m in state.say))
+            plan = StatePlan(state, tuple(_compile_message(m.text, m.buttons, _look(m)) for m in state.say))
             own = set(reminder_payloads)
             for message in state.say:
                 own |= _payloads(message.buttons)
             plan.own_payloads = frozenset(own)
             self.states[state.id] = plan
         for tr in flow.transitions:
-            plan = self.states.get(tr.source)
+            source = self.states.get(tr.source)
             # A transition into a missing state is a validation issue; it simply never fires.
-            if plan is None or tr.target not in self.states:
+            if source is None or tr.target not in self.states:
                 continue
+            plan = source
             if tr.on in ("text", "button", "attachment", "event"):
                 matches = frozenset(m.strip().lower() for m in tr.match)
                 rx = compile_pattern(tr.pattern) if tr.on == "text" and tr.pattern else None
@@ -98,11 +105,17 @@ def _target(button: Button) -> tuple[str, str]:
     return "url", button.url or ""
 
 
-def _compile_message(text: str, rows: tuple[tuple[Button, ...], ...]) -> CompiledMessage:
+def _look(message: Message) -> Look:
+    if message.format is None and message.image is None and message.upload is None:
+        return None
+    return message.format, message.image, message.upload
+
+
+def _compile_message(text: str, rows: tuple[tuple[Button, ...], ...], look: Look = None) -> CompiledMessage:
     compiled_rows = tuple(
         tuple((compile_template(b.text), *_target(b)) for b in row)
         for row in rows)
-    return compile_template(text), compiled_rows
+    return compile_template(text), compiled_rows, look
 
 
 # Identity-checked cache: Flow is neither hashable nor weak-referenceable (a slots dataclass).
@@ -130,18 +143,25 @@ def _build(flow: Flow) -> FlowPlan:
 
 
 def add_message(out: list[Reply], message: CompiledMessage, data: dict[str, Any]) -> None:
-    """Render one message (text and button texts) and append it, split when it is too long."""
-    compiled, rows = message
-    text = render_capped(compiled, data, RENDER_LIMIT)
+    """Render one message (text and button texts) and append it, split when it is too long.
+
+    With a markup format, inserted values are escaped for it; a picture goes with the first part, the
+    keyboard with the last.
+    """
+    compiled, rows, look = message
+    fmt, image, upload = look if look is not None else (None, None, None)
+    text = render_capped(compiled, data, RENDER_LIMIT) if fmt is None else render_escaped(compiled, data, fmt)
     buttons = [[{"text": render_capped(bt, data, BUTTON_TEXT_LIMIT), key: value} for bt, key, value in row]
                for row in rows] if rows else []
     if len(text) <= MESSAGE_LIMIT:
-        out.append(Reply(text, buttons))
+        out.append(Reply(text, buttons, fmt, image, upload))
         return
     parts = split_text(text)
-    for part in parts[:-1]:
-        out.append(Reply(part, []))
-    out.append(Reply(parts[-1], buttons))
+    out.append(Reply(parts[0], [] if len(parts) > 1 else buttons, fmt, image, upload))
+    for part in parts[1:-1]:
+        out.append(Reply(part, [], fmt))
+    if len(parts) > 1:
+        out.append(Reply(parts[-1], buttons, fmt))
 
 
 def add_text(out: list[Reply], compiled: Compiled, data: dict[str, Any]) -> None:
@@ -161,24 +181,23 @@ def add_state_messages(out: list[Reply], sp: StatePlan, data: dict[str, Any]) ->
             out.append(Reply(text, []))
         return
     for message in sp.messages:
-        compiled, rows = message
-        # Fast path: a short text without placeholders or keyboard needs no rendering.
-        if not rows and compiled.__class__ is str and len(compiled) <= MESSAGE_LIMIT:
-            out.append(Reply(compiled, []))  # type: ignore[arg-type]
+        compiled, rows, look = message
+        # Fast path: a short plain text without placeholders or keyboard needs no rendering.
+        if not rows and look is None and compiled.__class__ is str and len(compiled) <= MESSAGE_LIMIT:
+            out.append(Reply(compiled, []))
         else:
             add_message(out, message, data)
 
 
-def copy_session(s: Session) -> Session:
-    """A private copy we may change (data and history copied, values shared)."""
-    return Session(s.flow, s.version, s.state, dict(s.data), list(s.history), s.attempts,
-                   s.started_at, s.updated_at, s.entered_at, s.reminded, s.timeout_held)
+def copy_dialog(s: Dialog, **changes: Any) -> Dialog:
+    """A private copy we may change (data and history copied, values shared), with `changes` made."""
+    return replace(s, data=dict(s.data), history=list(s.history), **changes)
 
 
-def active_copy(s: Session, now: float) -> Session:
+def active_copy(s: Dialog, now: float) -> Dialog:
     """A private copy after user activity: the idle clock restarts, held timers may fire again."""
-    return Session(s.flow, s.version, s.state, dict(s.data), list(s.history), s.attempts,
-                   s.started_at, now, s.entered_at, False, False)
+    return Dialog(s.flow, s.version, s.state, dict(s.data), list(s.history), s.attempts,
+                  s.started_at, now, s.entered_at, False, False, s.language)
 
 
 def first_holding(transitions: list[Transition], data: dict[str, Any]) -> Transition | None:
@@ -189,35 +208,41 @@ def first_holding(transitions: list[Transition], data: dict[str, Any]) -> Transi
     return None
 
 
-def fire(fp: FlowPlan, s: Session, tr: Transition, now: float, replies: list[Reply],
-         effects: list[Effect]) -> Session | None:
-    """Fire `tr` on the private session `s`; None when the target is final (the dialog ended)."""
+def fire(fp: FlowPlan, s: Dialog, tr: Transition, now: float, replies: list[Reply],
+         events: list[Event]) -> tuple[Dialog, bool]:
+    """Fire `tr` on the private dialog `s` (its data and history are changed in place): the dialog after
+    it, and whether the target is final (the dialog ended). What happened is added to `events`."""
+    data = s.data
     if tr.set:
-        before = s.data
         # A value longer than the data may hold is cut just past the bound: the update is refused anyway.
-        rendered = [(key, render_capped(compile_template(value), before, MAX_DATA_BYTES) if isinstance(value, str)
-                     else value) for key, value in tr.set]
+        rendered = [(key, render_capped(compile_template(value), data, MAX_DATA_BYTES)) for key, value in tr.set]
         for key, value in rendered:
-            before[key] = value
+            data[key] = value
+    language = s.language
+    if tr.language is not None and tr.language != language:
+        language = tr.language  # the target's messages, and all after them, in the chosen language
+        fp = plan(localized(fp.flow, tr.language))
     if tr.target != s.state:
         history = s.history
         history.append(s.state)
         if len(history) > HISTORY_LIMIT:
             del history[:len(history) - HISTORY_LIMIT]
     target = fp.states[tr.target]
-    s.state = tr.target
-    s.entered_at = now
-    s.attempts = 0
-    s.timeout_held = False
-    add_state_messages(replies, target, s.data)
+    events.append(TransitionFired(tr.id, s.state, tr.target, now - s.entered_at))
+    add_state_messages(replies, target, data)
     for action in tr.actions:
         if action.type == "webhook" and action.url:
-            effects.append(Effect("webhook", action.url, dict(s.data)))
+            events.append(ActionQueued(action.url, dict(data)))
         elif action.type == "clear":
-            s.data = {}
-    return None if target.state.final else s
+            data = {}
+    after = Dialog(s.flow, s.version, tr.target, data, s.history, 0, s.started_at, s.updated_at, now, s.reminded,
+                   False, language)
+    final = target.state.final
+    if final:
+        events.append(DialogEnded("completed", tr.target))
+    return after, final
 
 
-def new_session(latest: Flow, state_id: str, data: dict[str, Any], now: float) -> Session:
+def new_dialog(latest: Flow, state_id: str, data: dict[str, Any], now: float) -> Dialog:
     """A fresh dialog on the flow the bot serves now."""
-    return Session(latest.id, latest.version, state_id, data, [], 0, now, now, now, False, False)
+    return Dialog(latest.id, latest.version, state_id, data, [], 0, now, now, now, False, False, latest.language)

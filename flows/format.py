@@ -10,15 +10,20 @@ import re
 from typing import Any
 
 from flows.checks import article, kind
+from flows.languages import LANGUAGE_CODE, language_problems
 from flows.limits import MAX_SECONDS
-from flows.model import ATTACHMENT_KINDS, COMMANDS, DEFAULT_SESSION_TTL, FORMAT, INPUT_TYPES, OPS, TRIGGERS
+from flows.markup import FORMATS, PICTURE_URL, html_problem
+from flows.said import Said
+from flows.model import AFTER_PRESS, ATTACHMENT_KINDS, COMMANDS, DEFAULT_SESSION_TTL, FORMAT, INPUT_TYPES, OPS, TRIGGERS
 from flows.shapes import (
-    Assignments, Flag, Free, ListOf, Literal, Node, Number, Obj, Optional, PatternText, Shaped, Switch, Text, Word,
-    owners,
+    Assignments, Flag, Free, ListOf, Literal, Node, Number, Obj, Optional, PatternText, Shaped, Switch, Text,
+    Translated, Word, owners,
 )
 
-FLOW_ID = re.compile(r"[a-z][a-z0-9_-]{0,63}")
-STATE_ID = re.compile(r"[a-z][a-z0-9_]{0,63}")
+ID_MAX = 64  # characters of a flow or state id; the designer's id field takes its length and pattern from here
+# `\-` inside the class: the browser compiles a field's pattern with the `v` flag, where a bare `-` is an error.
+FLOW_ID = re.compile(rf"[a-z][a-z0-9_\-]{{0,{ID_MAX - 1}}}")
+STATE_ID = re.compile(rf"[a-z][a-z0-9_]{{0,{ID_MAX - 1}}}")
 # A data key, the name inside a `{placeholder}`.
 DATA_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A template's tokens: literal braces, or a placeholder naming a data key (anything else is literal text).
@@ -47,14 +52,22 @@ def _shown(value: str) -> str:
 # Values ------------------------------------------------------------------------------------------
 
 TEXT = Text()
+# A text the bot sends: a string, or with `languages` an object of strings by language code.
+SENT = Translated(TEXT, LANGUAGE_CODE, lambda value: not isinstance(value, dict), "a string")
+LANGUAGE = Shaped(LANGUAGE_CODE, lambda v: f"{_shown(v)} is not a language code; use 2-3 lowercase Latin letters"
+                                           " (ru, en, tt)")
+LANGUAGES = ListOf(LANGUAGE, "language codes", empty='languages must list at least one code, the default first,'
+                                                      ' e.g. ["ru", "en"]; or remove it')
 SECONDS = Number(1, MAX_SECONDS, unit=" seconds (a year)")
-DATA_KEY_TEXT = Shaped(DATA_KEY, lambda v: f"{_shown(v)} is not a valid data key; use Latin letters, digits and _,"
-                                           " starting with a letter or _ (e.g. phone_number)")
-STATE_ID_TEXT = Shaped(STATE_ID, lambda v: f"state id {_shown(v)} is not valid; use 1-64 characters: a lowercase"
-                                           " Latin letter first, then lowercase letters, digits or _"
-                                           " (e.g. awaiting_phone)")
-FLOW_ID_TEXT = Shaped(FLOW_ID, lambda v: f"flow id {_shown(v)} is not valid; use 1-64 characters: a lowercase Latin"
-                                         " letter first, then lowercase letters, digits, _ or -")
+DATA_KEY_TEXT = Shaped(DATA_KEY, lambda v: Said(f"{_shown(v)} is not a valid data key; use Latin letters, digits and"
+                                                " _, starting with a letter or _ (e.g. phone_number)",
+                                                "bad_data_key", key=v))
+STATE_ID_TEXT = Shaped(STATE_ID, lambda v: Said(f"state id {_shown(v)} is not valid; use 1-64 characters: a lowercase"
+                                                " Latin letter first, then lowercase letters, digits or _"
+                                                " (e.g. awaiting_phone)", "bad_state_id", id=v))
+FLOW_ID_TEXT = Shaped(FLOW_ID, lambda v: Said(f"flow id {_shown(v)} is not valid; use 1-64 characters: a lowercase"
+                                              " Latin letter first, then lowercase letters, digits, _ or -",
+                                              "bad_flow_id", id=v))
 def _wrong_format(value: Any) -> str:
     shown = _shown(value) if isinstance(value, str) else kind(value)
     return f'format must be "{FORMAT}", not {shown}; this loader reads {FORMAT} documents only'
@@ -88,7 +101,7 @@ def _button_kind(button: dict[str, Any]) -> list[tuple[tuple[str, ...], str]]:
 
 
 BUTTON = Obj("a button", {
-    "text": TEXT, "payload": TEXT,
+    "text": SENT, "payload": TEXT,
     "url": Shaped(LINK_URL, lambda v: f"{_shown(v)} is not a link a button can open; write an https://, http:// or"
                                       " max:// address"),
     "request": Word(REQUESTS, "request"),
@@ -97,7 +110,33 @@ KEYBOARD = ListOf(
     ListOf(BUTTON, "buttons", message="a button row must be a list of buttons, not {kind};"
                                       ' write [[{{"text": "Yes", "payload": "yes"}}]]'),
     "rows", message="buttons must be a list of rows, each a list of buttons, not {kind}")
-MESSAGE = Obj("a message", {"text": TEXT, "buttons": KEYBOARD}, required=("text",))
+
+
+def _markup_fits(message: dict[str, Any]) -> list[tuple[tuple[str, ...], str]]:
+    """Html MAX would not show as written, and two pictures on one message, are load errors."""
+    found: list[tuple[tuple[str, ...], str]] = []
+    text = message.get("text")
+    if message.get("format") == "html":
+        # Every language's text is sent with the message's format.
+        written: list[tuple[tuple[str, ...], Any]] = [(("text",), text)] if isinstance(text, str) else [
+            (("text", code), each) for code, each in text.items() if isinstance(code, str) and not code.startswith("x-")
+        ] if isinstance(text, dict) else []
+        for where, each in written:
+            problem = html_problem(each) if isinstance(each, str) else None
+            if problem:
+                found.append((where, problem.prefixed("the html text cannot be shown: ")))
+    if "image" in message and "upload" in message:
+        found.append((("upload",), 'a message carries one picture: "image" (a link) or "upload" (an uploaded'
+                                   " file), not both; remove one"))
+    return found
+
+
+MESSAGE = Obj("a message", {
+    "text": SENT, "buttons": KEYBOARD, "format": Word(FORMATS, "format"),
+    "image": Shaped(PICTURE_URL, lambda v: Said(f"{_shown(v)} is not a picture MAX can fetch; write an https://"
+                                                " address", "bad_picture_url", url=v)),
+    "upload": Text(nonempty=True),
+}, required=("text",), rules=(_markup_fits,))
 
 
 # Settings and commands ---------------------------------------------------------------------------
@@ -107,16 +146,19 @@ def _reminder_first(settings: dict[str, Any]) -> list[tuple[tuple[str, ...], str
     ttl = settings.get("session_ttl", DEFAULT_SESSION_TTL)
     after = reminder.get("after") if isinstance(reminder, dict) else None
     if SECONDS.fine(after) and SECONDS.fine(ttl) and after >= ttl:
-        return [(("reminder", "after"), f"the reminder ({after:g} s) must come before the dialog expires (session_ttl"
-                                   f" {ttl:g} s); make reminder.after smaller than session_ttl")]
+        return [(("reminder", "after"), Said(f"the reminder ({after:g} s) must come before the dialog expires"
+                                             f" (session_ttl {ttl:g} s); make reminder.after smaller than"
+                                             " session_ttl", "reminder_after_expiry", after=f"{after:g}",
+                                             ttl=f"{ttl:g}"))]
     return []
 
 
-REMINDER = Obj("the reminder", {"after": SECONDS, "text": TEXT, "buttons": KEYBOARD}, required=("after", "text"))
+REMINDER = Obj("the reminder", {"after": SECONDS, "text": SENT, "buttons": KEYBOARD}, required=("after", "text"))
 SETTINGS = Obj("settings", {
-    "session_ttl": SECONDS, "reminder": REMINDER, "fallback": TEXT, "start_on": Word(("any", "command"), "start_on"),
+    "session_ttl": SECONDS, "reminder": REMINDER, "fallback": SENT, "start_on": Word(("any", "command"), "start_on"),
+    "lost_place": SENT,
 }, rules=(_reminder_first,))
-COMMAND = Optional(Obj("a command", {"match": texts(), "reply": TEXT},
+COMMAND = Optional(Obj("a command", {"match": texts(), "reply": SENT},
                        message='a command must be an object like {{"match": ["/help"], "reply": "..."}}, or null'
                                " to disable it, not {kind}"))
 COMMANDS_OBJ = Obj("commands", {name: COMMAND for name in COMMANDS})
@@ -125,11 +167,13 @@ COMMANDS_OBJ = Obj("commands", {name: COMMAND for name in COMMANDS})
 # States ------------------------------------------------------------------------------------------
 
 _INPUT_COMMON: dict[str, Node | None] = {
-    "type": None, "save_as": DATA_KEY_TEXT, "error": TEXT, "max_attempts": Number(1, whole=True),
+    "type": None, "save_as": DATA_KEY_TEXT, "error": SENT, "max_attempts": Number(1, whole=True),
 }
 _INPUT_VALUES: dict[str, Node] = {
     "min_length": Number(0, whole=True), "max_length": Number(0, whole=True), "min": Number(), "max": Number(),
-    "choices": texts("a choice input must offer at least one choice"), "pattern": PATTERN, "kinds": KINDS,
+    "choices": Translated(texts("a choice input must offer at least one choice"), LANGUAGE_CODE,
+                          lambda value: not isinstance(value, dict), "a list of strings"),
+    "pattern": PATTERN, "kinds": KINDS,
 }
 _INPUT_REQUIRED = {"choice": ("choices",), "regex": ("pattern",)}
 _ANY_OPTION = {key: None for options in INPUT_OPTIONS.values() for key in options}
@@ -148,7 +192,7 @@ INPUT = Switch("type", {
     missing=f'input needs the field "type", one of {", ".join(INPUT_TYPES)}')
 STATE = Obj("a state", {
     "id": STATE_ID_TEXT, "title": TEXT, "final": Flag(), "say": ListOf(MESSAGE, "messages"), "input": INPUT,
-    "note": TEXT,
+    "note": TEXT, "after_press": Word(AFTER_PRESS, "after_press"),
 }, required=("id",))
 
 
@@ -188,7 +232,7 @@ _TRANSITION_COMMON: dict[str, Node | None] = {
     "if": ListOf(CONDITION, "conditions"),
     "set": Assignments(DATA_KEY_TEXT, 'set must be an object mapping data keys to texts, e.g. {{"status": "paid"}},'
                                       " not {kind}"),
-    "actions": ListOf(ACTION, "actions"),
+    "actions": ListOf(ACTION, "actions"), "language": LANGUAGE,
 }
 _TRIGGER_VALUES: dict[str, Node] = {
     "match": texts("match must list at least one text; or remove it and use pattern"), "pattern": PATTERN,
@@ -221,13 +265,15 @@ TRANSITION = Switch("on", {
 # The document ------------------------------------------------------------------------------------
 
 DOCUMENT = Obj("the flow document", {
-    "format": FORMAT_TEXT, "id": FLOW_ID_TEXT, "title": TEXT, "start": TEXT, "settings": SETTINGS,
+    "format": FORMAT_TEXT, "id": FLOW_ID_TEXT, "title": TEXT, "start": TEXT, "languages": LANGUAGES,
+    "settings": SETTINGS,
     "commands": COMMANDS_OBJ, "states": ListOf(STATE, "states", settled=True),
     "transitions": ListOf(TRANSITION, "transitions", settled=True),
     "layout": Free('layout must be an object like {{"state_id": {{"x": 0, "y": 0}}}}, not {kind}'),
-}, required={"format": f'the document needs "format": "{FORMAT}" at the top; add it', "id": None, "states": None})
+}, required={"format": f'the document needs "format": "{FORMAT}" at the top; add it', "id": None, "states": None},
+    rules=(language_problems,))
 # The list elements the detailed check may skip once the quick one passed them.
 ELEMENTS = (("states", STATE), ("transitions", TRANSITION))
 
-__all__ = ["DATA_KEY", "DOCUMENT", "ELEMENTS", "FLOW_ID", "INPUT_OPTIONS", "PLACEHOLDER", "STATE_ID",
+__all__ = ["DATA_KEY", "DOCUMENT", "ELEMENTS", "FLOW_ID", "ID_MAX", "INPUT_OPTIONS", "PLACEHOLDER", "STATE_ID",
            "TRIGGER_OPTIONS"]

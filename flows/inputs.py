@@ -107,9 +107,11 @@ def _integer(inp: Input, text: str) -> Verdict:
 
 def _choice(inp: Input, text: str) -> Verdict:
     wanted = text.lower()
-    for choice in inp.choices:
+    for index, choice in enumerate(inp.choices):
         if choice.strip().lower() == wanted:
-            return Verdict(True, choice, "is one of the choices")
+            # In another language the default language's entry at the same position is saved.
+            saved = inp.choice_values[index] if inp.choice_values else choice
+            return Verdict(True, saved, "is one of the choices")
     return _bad("is not one of the choices")
 
 
@@ -148,7 +150,7 @@ _TEXT_CHECKS: dict[str, Callable[[Input, str], Verdict]] = {
 }
 
 
-def _first_of(attachments: list[dict[str, Any]], kinds: tuple[str, ...] | frozenset[str]) -> dict | None:
+def _first_of(attachments: list[dict[str, Any]], kinds: tuple[str, ...] | frozenset[str]) -> dict[str, Any] | None:
     for att in attachments:
         if not kinds or att.get("type") in kinds:
             return att

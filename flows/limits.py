@@ -19,6 +19,9 @@ MAX_NUMBER_TEXT = 300
 # document without aliases is about its byte size in these units; aliases may repeat parts, but not turn
 # a few lines into millions of values (the "billion laughs").
 MAX_EXPANDED_YAML = 4_000_000
+# A flow document's size on the routes that take one: 10,000 states and 30,000 transitions with a layout,
+# indented, are about 10 MB; webhooks and forms keep BOTFLOW_MAX_BODY (1 MiB).
+MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 # Problems one load error lists; the rest are counted in one more detail.
 MAX_DETAILS = 1000
 # Messages one update may send; what would follow is dropped and counted.

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -15,15 +15,20 @@ from flows.fastcheck import fine_elements, well_formed
 from flows.limits import MAX_DEPTH, MAX_DETAILS, MAX_EXPANDED_YAML, MAX_NUMBER
 from flows.model import Flow
 from flows.schema import format_problems
+from flows.text_rule import UNCLEAN, unclean_at
+from flows.unique_keys import DuplicateKey, UniqueKeysMixin, unique_object
 
 __all__ = ["DEFAULT_COMMANDS", "build", "load", "load_text", "normalise", "parse_text"]
 
 
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: far faster
+if TYPE_CHECKING:  # the same interface either way
+    _BaseLoader = yaml.SafeLoader
+else:
+    _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: far faster
 
 
-class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
-    """YAML that reads like JSON: only true/false are booleans (so `on:` stays a key), no dates."""
+class _Loader(UniqueKeysMixin, _BaseLoader):
+    """YAML that reads like JSON: only true/false are booleans (so `on:` stays a key), no dates, no key twice."""
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -130,9 +135,12 @@ def json_problem(exc: json.JSONDecodeError) -> str:
 
 def _parse_json(text: str) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_object)
     except json.JSONDecodeError as exc:
-        raise DocumentSyntaxError(f"The document is not valid JSON: {json_problem(exc)}.") from None
+        raise DocumentSyntaxError(f"The document is not valid JSON: {json_problem(exc)}.", "syntax_at",
+                                  {"format": "JSON", "line": exc.lineno, "column": exc.colno}) from None
+    except DuplicateKey as exc:
+        raise DocumentSyntaxError(f"The document is not valid JSON: {exc}.") from None
     except RecursionError:
         raise DocumentSyntaxError(_TOO_DEEP) from None
     except ValueError:  # an integer too long to convert
@@ -145,7 +153,7 @@ def _nesting_past(text: str, limit: int) -> bool:
     depth = 0
     try:
         while loader.check_event():
-            event = loader.get_event()
+            event = loader.get_event()  # type: ignore[no-untyped-call]  # unannotated in PyYAML's stubs
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > limit:
@@ -168,7 +176,9 @@ def _parse_yaml(text: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = exc.problem or exc.context or "unreadable text"
-        raise DocumentSyntaxError(f"The document is not valid YAML: {problem}{where}.") from None
+        place = {"format": "YAML", "line": mark.line + 1, "column": mark.column + 1} if mark else None
+        raise DocumentSyntaxError(f"The document is not valid YAML: {problem}{where}.", "syntax_at" if mark else "",
+                                  place) from None
     except yaml.YAMLError as exc:
         raise DocumentSyntaxError(f"The document is not valid YAML: {exc}.") from None
     except RecursionError:
@@ -224,6 +234,10 @@ def load(raw: Any, *, allow: Iterable[str] | None = ()) -> Flow:
     # checker, which names every problem.
     details = [] if well_formed(raw) else format_problems(raw, fine_elements(raw))
     if allow is not None:
+        # A version frozen before the text rule still loads; what is saved from now on follows it.
+        where = unclean_at(raw)
+        if where is not None and where.lstrip(".") not in {detail["path"] for detail in details}:
+            details.insert(0, {"path": where.lstrip("."), "message": f"this text {UNCLEAN}; remove it"})
         taken = {detail["path"] for detail in details}
         details += [detail for detail in webhook_problems(raw, allow) if detail["path"] not in taken]
     if details:

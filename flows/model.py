@@ -6,6 +6,8 @@ from typing import Any
 
 FORMAT = "botflow/v1"
 DEFAULT_FALLBACK = "Не понял. Повторите, пожалуйста."
+# Sent when the dialog store lost a running dialog (Redis restarted empty or rewound), before starting again.
+DEFAULT_LOST_PLACE = "Извините, мы потеряли ваше место в диалоге. Начнём заново."
 DEFAULT_SESSION_TTL = 1800
 HISTORY_LIMIT = 50
 MESSAGE_LIMIT = 4000
@@ -18,6 +20,9 @@ INPUT_TYPES = (
 )
 TRIGGERS = ("input", "text", "button", "attachment", "event", "timeout", "invalid", "else")
 OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "set", "unset", "matches")
+# A project field of a state: "keep" the pressed message's buttons, or "replace" them with the pressed
+# one's text, so old buttons cannot be pressed twice.
+AFTER_PRESS = ("keep", "replace")
 ATTACHMENT_KINDS = ("image", "video", "audio", "file", "sticker", "share", "contact", "location")
 COMMANDS = ("cancel", "restart", "back", "help")
 # Triggers evaluated in step 3 of "Evaluation", in document order.
@@ -36,10 +41,15 @@ class Button:
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """One message sent on entering a state, with its keyboard rows."""
+    """One message sent on entering a state, with its keyboard rows, markup and picture."""
 
     text: str
     buttons: tuple[tuple[Button, ...], ...] = ()
+    # MAX's markup of the text ("markdown" | "html"), None for plain text.
+    format: str | None = None
+    # A picture: an https link MAX fetches, or the id of a file uploaded to the project.
+    image: str | None = None
+    upload: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +67,8 @@ class Input:
     choices: tuple[str, ...] = ()
     pattern: str | None = None
     kinds: tuple[str, ...] = ()
+    # With languages: the value saved for `choices[i]` (the default language's entry); empty = the entry itself.
+    choice_values: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +81,8 @@ class State:
     say: tuple[Message, ...] = ()
     input: Input | None = None
     note: str = ""
+    # What a press on one of this state's buttons does to the message it is on (AFTER_PRESS).
+    after_press: str = "keep"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +119,8 @@ class Transition:
     conditions: tuple[Condition, ...] = ()
     set: tuple[tuple[str, str], ...] = ()
     actions: tuple[Action, ...] = ()
+    # Switches the dialog's language (a listed code) when the transition fires.
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +148,7 @@ class Settings:
     reminder: Reminder | None = None
     fallback: str = DEFAULT_FALLBACK
     start_on: str = "any"
+    lost_place: str = DEFAULT_LOST_PLACE
 
 
 @dataclass(slots=True)
@@ -149,6 +166,11 @@ class Flow:
     document: dict[str, Any]
     # Set by whoever loaded a frozen version; None for a draft.
     version: int | None = None
+    # The listed languages (the first is the default), and the one this Flow's texts are written in.
+    languages: tuple[str, ...] = ()
+    language: str | None = None
+    # The same document in its other languages (see `flows.build.localized`), kept by the default one.
+    translations: dict[str, Flow] = field(default_factory=dict, repr=False)
     _states_by_id: dict[str, State] = field(default_factory=dict, repr=False)
     _out: dict[str, tuple[Transition, ...]] = field(default_factory=dict, repr=False)
 

@@ -7,6 +7,7 @@ possessive repeats, conditionals), and written out again as an RE2 pattern in wh
 """
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from functools import lru_cache
@@ -14,12 +15,9 @@ from typing import Any, Protocol
 
 import re2
 
-try:  # the parser Python's `re` uses; its module was renamed in 3.11
-    from re import _constants as _c  # type: ignore[attr-defined]
-    from re import _parser as _p  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _p  # type: ignore[no-redef]
+# The parser Python's `re` uses: private and without stubs, but the very syntax the flow format promises.
+_c: Any = importlib.import_module("re._constants")
+_p: Any = importlib.import_module("re._parser")
 
 __all__ = ["Pattern", "compile_pattern", "occurs", "pattern_problem", "search"]
 
@@ -27,7 +25,7 @@ __all__ = ["Pattern", "compile_pattern", "occurs", "pattern_problem", "search"]
 class Pattern(Protocol):
     """What callers use of a compiled pattern."""
 
-    def search(self, text: str) -> Any: ...
+    def search(self, text: str | bytes) -> Any: ...
 
 
 class PatternError(ValueError):
@@ -283,7 +281,7 @@ def translate(pattern: str) -> str:
         where = f" at position {exc.pos}" if exc.pos is not None else ""
         raise PatternError(f"does not compile: {exc.msg}{where}") from None
     except (OverflowError, RecursionError, ValueError) as exc:
-        raise PatternError(f"does not compile ({exc or type(exc).__name__})") from None
+        raise PatternError(f"does not compile ({str(exc) or type(exc).__name__})") from None
     flags = parsed.state.flags
     if flags & re.LOCALE:
         raise PatternError("uses the LOCALE flag, which does not apply to text patterns")

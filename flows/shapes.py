@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from flows.checks import (
@@ -19,11 +19,12 @@ from flows.checks import (
 )
 from flows.limits import MAX_DEPTH, MAX_NUMBER
 from flows.patterns import pattern_problem
+from flows.said import Said
 
 Add = Callable[[str], None]
 # A rule across fields: the problems of an object, as (keys below it, message); no keys means the
 # object itself. A rule looks only at fields that pass their own checks.
-Rule = Callable[[dict[str, Any]], list[tuple[tuple[str, ...], str]]]
+Rule = Callable[[dict[str, Any]], Sequence[tuple[tuple[str | int, ...], str]]]
 _isfinite = math.isfinite
 
 
@@ -45,8 +46,12 @@ def number_ok(value: Any) -> bool:
     """An int or a finite float, never a boolean, at most 2^53 in magnitude."""
     kind_ = type(value)
     if kind_ is int:
-        return -MAX_NUMBER <= value <= MAX_NUMBER
-    return kind_ is float and _isfinite(value) and -MAX_NUMBER <= value <= MAX_NUMBER
+        whole: int = value
+        return -MAX_NUMBER <= whole <= MAX_NUMBER
+    if kind_ is not float:
+        return False
+    real: float = value
+    return _isfinite(real) and -MAX_NUMBER <= real <= MAX_NUMBER
 
 
 def scalar_ok(value: Any, add: Add) -> bool:
@@ -132,7 +137,8 @@ def number_bound(value: Any, maximum: float, unit: str = "") -> str:
     """The sentence for a number past its upper bound (or past 2^53 below zero)."""
     if maximum >= MAX_NUMBER or value < 0:
         return too_large(value)
-    return f"must be at most {maximum:,.0f}{unit}, not {show_number(value)}; write a smaller number"
+    text = f"must be at most {maximum:,.0f}{unit}, not {show_number(value)}; write a smaller number"
+    return Said(text, "number_above_maximum", maximum=maximum, unit=unit.strip(), value=show_number(value))
 
 
 class Flag(Node):
@@ -186,6 +192,12 @@ class Shaped(Node):
             report.add(path, self.other(value) if self.other else f"must be a string, not {kind(value)}")
         elif self.match(value) is None:
             report.add(path, self.problem(value))
+
+
+def _close(word: Any, choices: Iterable[str]) -> str:
+    """The allowed name closest to a mistyped one, or ''."""
+    hint = suggestion(word, choices)
+    return hint[len('; did you mean "'):-len('"?')] if hint else ""
 
 
 class PatternText(Node):
@@ -280,8 +292,9 @@ class Optional(Node):
             self.inner.check(value, path, report, depth)
 
 
-_TEXT = object()
-_UNKNOWN = object()
+# Markers in `Obj.nodes`, compared by identity and never called.
+_TEXT = Node()
+_UNKNOWN = Node()
 
 
 def extension(key: Any) -> bool:
@@ -348,14 +361,19 @@ class Obj(Node):
                 if node is not None:
                     node.check(sub, where, report, depth + 1)
                 continue
-            hint = self.foreign(key) if self.foreign and isinstance(key, str) else ""
-            hint = hint or suggestion(key, self.fields)
+            foreign = self.foreign(key) if self.foreign and isinstance(key, str) else ""
+            close = "" if foreign else suggestion(key, self.fields)
             shown = json.dumps(key, ensure_ascii=False) if isinstance(key, str) else shown_key(key)
-            report.add(where, f"unknown field {shown} in {self.what}{hint}. Allowed here: {quoted(self.fields)};"
-                              ' remove it, or prefix it with "x-" to keep your own data')
+            text = (f"unknown field {shown} in {self.what}{foreign or close}. Allowed here: {quoted(self.fields)};"
+                    ' remove it, or prefix it with "x-" to keep your own data')
+            # A hint of where the field belongs is English only: such a detail keeps no code.
+            named = key if isinstance(key, str) else shown
+            report.add(where, text if foreign else Said(text, "unknown_field", field=named, allowed=list(self.fields),
+                                                        close=_close(key, self.fields)))
         for key, sentence in self.required.items():
             if key not in value:
-                report.add(join(path, key), sentence or f'{self.what} needs the field "{key}"')
+                report.add(join(path, key), sentence or Said(f'{self.what} needs the field "{key}"', "missing_field",
+                                                             field=key))
         for rule in self.rules:  # each rule looks only at fields that are already fine
             for keys, sentence in rule(value):
                 where = path
@@ -435,3 +453,52 @@ def owners(field: str, table: Mapping[str, Iterable[str]], noun: str) -> str:
     """'; "min" belongs to number and integer inputs only' when `field` is another variant's option."""
     found = [name for name, options in table.items() if field in options]
     return f'; "{field}" belongs to {" and ".join(found)} {noun}s only' if found else ""
+
+
+class Translated(Node):
+    """A string (the default language's), or an object of `inner` values keyed by language code."""
+
+    # Which codes a flow lists is a rule across fields (`flows.languages.language_problems`); here only
+    # the shape of a code. `x-` keys are the author's own, as anywhere.
+
+    def __init__(self, inner: Node, code: re.Pattern[str], plain: Callable[[Any], bool], what: str) -> None:
+        self.inner, self.code, self.plain, self.what = inner, code.fullmatch, plain, what
+
+    def ok(self, value: Any, add: Add, depth: int) -> bool:
+        if type(value) is not dict:
+            return self.plain(value) and self.inner.ok(value, add, depth)
+        if not value:
+            return False
+        below, code, inner = depth + 1, self.code, self.inner
+        for key, sub in value.items():
+            if type(key) is not str:
+                return False
+            if key.startswith("x-"):
+                if not data_ok(sub, add, below):
+                    return False
+            elif code(key) is None or not inner.ok(sub, add, below):
+                return False
+            add(key)
+        return True
+
+    def check(self, value: Any, path: str, report: Report, depth: int) -> None:
+        if not isinstance(value, dict):
+            if self.plain(value):
+                self.inner.check(value, path, report, depth)
+            else:
+                report.add(path, f"must be {self.what}, or an object of them by language like"
+                                 f' {{"ru": ..., "en": ...}}, not {kind(value)}')
+            return
+        if not value:
+            report.add(path, 'a text in several languages needs at least one, e.g. {"ru": "..."}; or write it as a'
+                             " plain string")
+            return
+        for key, sub in value.items():
+            if extension(key):
+                continue
+            where = join(path, key)
+            if not isinstance(key, str) or self.code(key) is None:
+                shown = json.dumps(key, ensure_ascii=False) if isinstance(key, str) else shown_key(key)
+                report.add(where, f"{shown} is not a language code; use 2-3 lowercase Latin letters (ru, en, tt)")
+                continue
+            self.inner.check(sub, where, report, depth + 1)

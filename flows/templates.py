@@ -7,6 +7,8 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from flows.format import PLACEHOLDER
+from flows.limits import RENDER_LIMIT
+from flows.markup import ESCAPES
 from flows.model import MESSAGE_LIMIT
 
 
@@ -46,7 +48,8 @@ def value_text(value: Any) -> str:
         return ""
     kind = value.__class__
     if kind is str:
-        return value
+        text: str = value
+        return text
     if kind is bool:
         return "true" if value else "false"
     if kind is int:
@@ -68,7 +71,7 @@ def value_text(value: Any) -> str:
 def render_compiled(compiled: Compiled, data: Mapping[str, Any]) -> str:
     """Fill a compiled template from data."""
     if compiled.__class__ is str:
-        return compiled  # type: ignore[return-value]
+        return compiled
     out = [compiled[0]]
     get = data.get
     for i in range(1, len(compiled), 2):
@@ -96,6 +99,24 @@ def render_capped(compiled: Compiled, data: Mapping[str, Any], limit: int) -> st
         size += len(value) + len(compiled[i + 1])
         if size > limit:
             return "".join(out)[:limit + 1]
+    return "".join(out)
+
+
+def render_escaped(compiled: Compiled, data: Mapping[str, Any], fmt: str) -> str:
+    """Fill a compiled template for a text in MAX markup `fmt`: each inserted value shows literally."""
+    if compiled.__class__ is str:
+        return compiled
+    escape = ESCAPES[fmt]
+    out = [compiled[0]]
+    size = len(compiled[0])
+    get = data.get
+    for i in range(1, len(compiled), 2):
+        value = escape(value_text(get(compiled[i])))
+        out.append(value)
+        out.append(compiled[i + 1])
+        size += len(value) + len(compiled[i + 1])
+        if size > RENDER_LIMIT:  # the rest would be dropped anyway
+            return "".join(out)[:RENDER_LIMIT + 1]
     return "".join(out)
 
 

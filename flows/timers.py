@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from flows.conditions import holds
-from flows.firing import add_message, copy_session, fire, plan
+from flows.firing import add_message, copy_dialog, fire, plan
 from flows.model import Flow
-from flows.session import Effect, Reply, Session, StepResult
+from flows.dialog import Dialog, Reply, StepResult
+from flows.events import Event
 from flows.templates import value_text
 
 
@@ -13,17 +14,17 @@ def idle_text(seconds: float) -> str:
     return str(max(0, round(seconds)))
 
 
-def expires_at(flow: Flow, session: Session) -> float:
+def expires_at(flow: Flow, session: Dialog) -> float:
     """When the dialog expires: `session_ttl` after the last activity."""
     return session.updated_at + flow.settings.session_ttl
 
 
-def expired(flow: Flow, session: Session, now: float) -> bool:
+def expired(flow: Flow, session: Dialog, now: float) -> bool:
     """Whether the dialog has been idle for `session_ttl` seconds or more at `now`."""
     return now >= session.updated_at + flow.settings.session_ttl
 
 
-def reminder_at(flow: Flow, session: Session) -> float | None:
+def reminder_at(flow: Flow, session: Dialog) -> float | None:
     """When the reminder of this idle spell is due, or None (none configured, already sent, final)."""
     reminder = flow.settings.reminder
     if reminder is None or session.reminded:
@@ -34,12 +35,12 @@ def reminder_at(flow: Flow, session: Session) -> float | None:
     return session.updated_at + reminder.after
 
 
-def idle_since(session: Session) -> float:
+def idle_since(session: Dialog) -> float:
     """Where a `timeout` counts from: entering the state, or the last update that reached the dialog since."""
     return max(session.entered_at, session.updated_at)
 
 
-def timeout_at(flow: Flow, session: Session) -> float | None:
+def timeout_at(flow: Flow, session: Dialog) -> float | None:
     """When the current state's `timeout` transition is due, or None (none, or held until activity)."""
     if session.timeout_held:
         return None
@@ -49,7 +50,15 @@ def timeout_at(flow: Flow, session: Session) -> float | None:
     return idle_since(session) + float(sp.timeout.after or 0)
 
 
-def next_due(flow: Flow, session: Session | None) -> float | None:
+def timer_at(flow: Flow, dialog: Dialog) -> float | None:
+    """When the dialog's reminder or timeout is due; expiry needs no timer (the store's TTL drops it)."""
+    remind, timeout = reminder_at(flow, dialog), timeout_at(flow, dialog)
+    if remind is None:
+        return timeout
+    return remind if timeout is None or remind < timeout else timeout
+
+
+def next_due(flow: Flow, session: Dialog | None) -> float | None:
     """The earliest time a reminder, a timeout or the expiry of this dialog is due (may be past)."""
     if session is None:
         return None
@@ -60,7 +69,7 @@ def next_due(flow: Flow, session: Session | None) -> float | None:
     return due
 
 
-def tick(flow: Flow, session: Session, now: float) -> StepResult:
+def tick(flow: Flow, session: Dialog, now: float) -> StepResult:
     """Fire what is due at `now` in a live (not expired) dialog; a tick is not activity."""
     fp = plan(flow)
     sp = fp.states[session.state]
@@ -70,24 +79,21 @@ def tick(flow: Flow, session: Session, now: float) -> StepResult:
     tr = sp.timeout
     if tr is not None and not session.timeout_held and now >= idle_since(session) + float(tr.after or 0):
         if not tr.conditions or holds(tr.conditions, session.data):
-            s = copy_session(session)
-            if reminder_due:
-                s.reminded = True  # due together: only the timeout fires, this spell's reminder is spent
+            # due together: only the timeout fires, this spell's reminder is spent
+            s = copy_dialog(session, reminded=session.reminded or reminder_due)
             replies: list[Reply] = []
-            effects: list[Effect] = []
-            after = fire(fp, s, tr, now, replies, effects)
+            events: list[Event] = []
+            after, ended = fire(fp, s, tr, now, replies, events)
             reason = (f"The dialog stayed {value_text(float(tr.after or 0))} s in {session.state}; "
                       f"timeout transition {tr.id} fired")
-            if after is None:
-                return StepResult(None, replies, effects, tr.id,
-                                  f"{reason} and reached the final state {tr.target}.", "completed", s,
+            if ended:
+                return StepResult(None, replies, events, tr.id,
+                                  f"{reason} and reached the final state {tr.target}.", "completed", after,
                                   touched=False)
-            return StepResult(after, replies, effects, tr.id, reason + ".", "transition", touched=False)
+            return StepResult(after, replies, events, tr.id, reason + ".", "transition", touched=False)
         held = True
     if reminder_due:
-        s = copy_session(session)
-        s.reminded = True
-        s.timeout_held = s.timeout_held or held
+        s = copy_dialog(session, reminded=True, timeout_held=session.timeout_held or held)
         replies = []
         add_message(replies, fp.reminder, s.data)  # type: ignore[arg-type]
         reason = f"The user has been idle in {session.state} for {idle_text(now - session.updated_at)} s; reminder sent."
@@ -95,8 +101,7 @@ def tick(flow: Flow, session: Session, now: float) -> StepResult:
             reason += f" Timeout {tr.id} is due but its condition does not hold."  # type: ignore[union-attr]
         return StepResult(s, replies, [], None, reason, "reminder", touched=False)
     if held:
-        s = copy_session(session)
-        s.timeout_held = True
+        s = copy_dialog(session, timeout_held=True)
         return StepResult(s, [], [], None,
                           f"Timeout {tr.id} is due but its condition does not hold; "  # type: ignore[union-attr]
                           "it waits for the next activity.", "held", touched=False)

@@ -2,18 +2,16 @@
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import re
 from typing import Any
 
 from flows import inputs, patterns
 from flows.model import Condition, Input
 
-try:  # Python 3.11+
-    import re._parser as _sre  # type: ignore[import-not-found]
-    from re._constants import MAXREPEAT  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - older interpreters
-    import sre_parse as _sre  # type: ignore[no-redef]
-    from sre_constants import MAXREPEAT  # type: ignore[no-redef]
+# The parser Python's `re` uses: private and without stubs, but the very syntax the flow format promises.
+_c: Any = importlib.import_module("re._constants")
+_sre: Any = importlib.import_module("re._parser")
 
 ATTACHMENT_PAYLOADS: dict[str, dict[str, Any]] = {
     "image": {"url": "https://example.com/photo.jpg"},
@@ -63,7 +61,7 @@ def _build(items: Any, out: list[str], depth: int = 0) -> None:
             out.append(_pick_in(arg))
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             low, high, sub = arg
-            times = low if low > 0 else (1 if high == MAXREPEAT or high >= 1 else 0)
+            times = low if low > 0 else (1 if high == _c.MAXREPEAT or high >= 1 else 0)
             for _ in range(min(times, 200)):
                 _build(sub, out, depth + 1)
         elif name == "SUBPATTERN":

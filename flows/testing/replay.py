@@ -7,8 +7,9 @@ from typing import Any, Iterable
 
 from flows.engine import catch_up, step
 from flows.model import Flow
-from flows.session import Session, StepResult, Update
+from flows.dialog import Dialog, StepResult, Update
 from flows.testing.updates import parse_update
+from flows.testing.words import button_text
 
 
 @dataclass(slots=True)
@@ -28,43 +29,47 @@ class Recorded:
 
 
 @dataclass(slots=True)
-class Dialog:
+class Recording:
     """A user's recorded turns, oldest first, starting where the user had no dialog."""
 
     user: str
     turns: list[Recorded]
+    # Why a dialog with records has no turn to replay (its start was capped, its first answer masked).
+    unreplayable: str | None = None
 
 
-def _turn(flow: Flow, session: Session | None, rec: Recorded) -> list[StepResult]:
+def _turn(flow: Flow, session: Dialog | None, rec: Recorded) -> list[StepResult]:
     """The turn on `flow` at the recorded time: timers due by then fire first, as the runtime's would."""
     results = catch_up(flow, session, rec.t)
     if results:
-        session = results[-1].session
+        session = results[-1].dialog
     if rec.is_timer:
         return results or [step(flow, session, Update.tick(), rec.t)]
     update, _ = parse_update(rec.update)
     return results + [step(flow, session, update, rec.t)]
 
 
-def replay_dialog(flow: Flow, dialog: Dialog) -> dict[str, Any] | None:
+def replay_dialog(flow: Flow, dialog: Recording) -> dict[str, Any] | None:
     """None when every turn gives the recorded replies and state; else the first turn that differs."""
-    session: Session | None = None
+    session: Dialog | None = None
     for index, rec in enumerate(dialog.turns):
         results = _turn(flow, session, rec)
-        session = results[-1].session if results else session
+        session = results[-1].dialog if results else session
         replies = [r.text for res in results for r in res.replies]
         state = session.state if session is not None else None
         fired = next((r.transition for r in reversed(results) if r.transition), None)
         differs = [k for k, same in (("replies", replies == rec.replies), ("state", state == rec.state)) if not same]
         if differs:
+            pressed = rec.update.get("payload") if "event" not in rec.update else None
             return {"step": index, "update": rec.update, "before": rec.before, "differs": differs,
+                    "button": button_text(flow, rec.before, pressed) if pressed is not None else None,
                     "expected": {"replies": rec.replies, "state": rec.state, "transition": rec.transition},
                     "actual": {"replies": replies, "state": state, "transition": fired},
                     "reason": " ".join(r.reason for r in results if r.reason)}
     return None
 
 
-def as_case(dialog: Dialog, name: str) -> dict[str, Any]:
+def as_case(dialog: Recording, name: str) -> dict[str, Any]:
     """The recorded dialog as a saved test: what users saw then is what the test expects."""
     steps: list[dict[str, Any]] = []
     previous = dialog.turns[0].t if dialog.turns else 0.0
@@ -89,10 +94,16 @@ class Report:
         self.count = 0
         self.groups: dict[tuple[Any, ...], list[str]] = defaultdict(list)
         self.differing: list[dict[str, Any]] = []
+        self.skipped: list[dict[str, str]] = []
+        self.not_replayed = 0
 
-    def add(self, dialog: Dialog) -> None:
-        """Replay one dialog and remember it when it differs."""
+    def add(self, dialog: Recording) -> None:
+        """Replay one dialog and remember it when it differs; one that cannot be replayed is listed."""
         if not dialog.turns:
+            if dialog.unreplayable:
+                self.not_replayed += 1
+                if len(self.skipped) < self.keep:
+                    self.skipped.append({"user": dialog.user, "reason": dialog.unreplayable})
             return
         self.count += 1
         found = replay_dialog(self.flow, dialog)
@@ -110,10 +121,10 @@ class Report:
                     "users": users[:50]} for k, users in sorted(self.groups.items(), key=lambda kv: -len(kv[1]))]
         differ = sum(len(u) for u in self.groups.values())
         return {"dialogs": self.count, "differ": differ, "same": self.count - differ, "groups": grouped,
-                "differing": self.differing}
+                "differing": self.differing, "not_replayed": self.not_replayed, "skipped": self.skipped}
 
 
-def replay(flow: Flow, dialogs: Iterable[Dialog], keep: int = 200) -> dict[str, Any]:
+def replay(flow: Flow, dialogs: Iterable[Recording], keep: int = 200) -> dict[str, Any]:
     """Every dialog on `flow`: the ones that differ, grouped by where they part (state, then transitions)."""
     report = Report(flow, keep)
     for dialog in dialogs:

@@ -41,6 +41,11 @@ def text(suites: list[dict[str, Any]]) -> str:
         if cov:
             out.append(f"{suite['file']}: transitions covered {len(cov['covered'])}/{cov['total']} "
                        f"({cov['percent']}%)")
+            points = cov.get("points")
+            if points:
+                out.append(f"{suite['file']}: points covered {points['covered']}/{points['total']} "
+                           f"({points['percent']}%)")
+                out.extend(f"    not covered: {m['key']}" for m in points["missing"])
     out.append(f"{passed} passed, {failed} failed")
     return "\n".join(out) + "\n"
 

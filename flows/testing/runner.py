@@ -5,17 +5,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flows.engine import catch_up, step
-from flows.firing import new_session
+from flows.firing import new_dialog
 from flows.model import Flow
-from flows.session import Session, StepResult, Update
+from flows.dialog import Dialog, StepResult, Update
 from flows.testing.cases import Case
+from flows.testing.coverage import coverage, hits
 from flows.testing.updates import parse_update, shown
+from flows.testing.words import button_text, step_shown
 
 # Any fixed instant will do: tests never read the wall clock, so a run is the same every time.
 CLOCK_START = 1_750_000_000.0
 
 
-def advance(flow: Flow, dialog: Session | None, update: Update, idle: float,
+def advance(flow: Flow, dialog: Dialog | None, update: Update, idle: float,
             now: float) -> tuple[list[StepResult], float]:
     """Apply one update at time `now`; an idle update first fires everything due, in order."""
     if update.kind != "tick":
@@ -27,7 +29,7 @@ def advance(flow: Flow, dialog: Session | None, update: Update, idle: float,
     return results, until
 
 
-def final_data(results: list[StepResult], dialog: Session | None) -> dict[str, Any]:
+def final_data(results: list[StepResult], dialog: Dialog | None) -> dict[str, Any]:
     """The data after a step: the dialog's, or the completed dialog's when a final state ended it."""
     if dialog is not None:
         return dialog.data
@@ -35,7 +37,7 @@ def final_data(results: list[StepResult], dialog: Session | None) -> dict[str, A
     return completed.data if completed is not None else {}
 
 
-def observe(results: list[StepResult], dialog: Session | None) -> dict[str, Any]:
+def observe(results: list[StepResult], dialog: Dialog | None) -> dict[str, Any]:
     """What a step did, in the terms a test expects: reply texts, their buttons, state, data."""
     replies = [reply for r in results for reply in r.replies]
     return {
@@ -48,7 +50,7 @@ def observe(results: list[StepResult], dialog: Session | None) -> dict[str, Any]
 
 def differences(expect: dict[str, Any], actual: dict[str, Any]) -> list[str]:
     """The expectation keys whose values differ (data: only the keys the test names)."""
-    out = []
+    out: list[str] = []
     for key in ("replies", "buttons", "state"):
         if key in expect and expect[key] != actual[key]:
             out.append(key)
@@ -61,19 +63,19 @@ def differences(expect: dict[str, Any], actual: dict[str, Any]) -> list[str]:
 
 def shown_actual(expect: dict[str, Any], actual: dict[str, Any]) -> dict[str, Any]:
     """The actual values of the keys a test checks, data narrowed to the keys it names."""
-    out = {k: actual[k] for k in ("replies", "buttons", "state") if k in expect}
+    out: dict[str, Any] = {k: actual[k] for k in ("replies", "buttons", "state") if k in expect}
     if "data" in expect:
         out["data"] = {k: actual["data"].get(k) for k in expect["data"]}
     return out
 
 
-def opening(flow: Flow, start: dict[str, Any] | None, now: float) -> Session | None:
+def opening(flow: Flow, start: dict[str, Any] | None, now: float) -> Dialog | None:
     """The dialog a case starts from: none, or a dialog entered at `start.state` with `start.data`."""
     if start is None:
         return None
     if not flow.has_state(start["state"]):
         raise LookupError(f"the start state {start['state']!r} does not exist in this flow")
-    return new_session(flow, start["state"], dict(start.get("data") or {}), now)
+    return new_dialog(flow, start["state"], dict(start.get("data") or {}), now)
 
 
 @dataclass(slots=True)
@@ -86,6 +88,8 @@ class CaseResult:
     failure: dict[str, Any] | None = None
     error: str | None = None
     transitions: list[str] = field(default_factory=list)
+    # Coverage point keys the steps touched (flows.testing.coverage.points).
+    touched: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the API, the CLI's --format json)."""
@@ -101,28 +105,33 @@ def run_case(flow: Flow, case: Case, now: float = CLOCK_START) -> CaseResult:
         return CaseResult(case.name, False, len(case.steps), error=f"Cannot start: {exc}.")
     failure: dict[str, Any] | None = None
     fired: list[str] = []
+    touched: list[str] = []
     for index, s in enumerate(case.steps):
         update, idle = parse_update(s.update)
+        before = dialog
         results, now = advance(flow, dialog, update, idle, now)
-        dialog = results[-1].session
+        touched.extend(hits(before, update, results))
+        dialog = results[-1].dialog
         fired.extend(r.transition for r in results if r.transition)
         if failure is not None:
             continue
         actual = observe(results, dialog)
         differs = differences(s.expect, actual)
         if differs:
-            failure = {"step": index, "update": s.update, "shown": shown(s.update), "differs": differs,
+            where = before.state if before is not None else None
+            failure = {"step": index, "update": s.update, "differs": differs,
+                       "shown": step_shown(flow, where, s.update, shown(s.update)),
+                       "button": button_text(flow, where, s.update.get("payload")) if "payload" in s.update else None,
                        "expected": dict(s.expect), "actual": shown_actual(s.expect, actual),
                        "reason": " ".join(r.reason for r in results if r.reason)}
-    return CaseResult(case.name, failure is None, len(case.steps), failure, transitions=fired)
+    return CaseResult(case.name, failure is None, len(case.steps), failure, transitions=fired, touched=touched)
 
 
 def run_cases(flow: Flow, cases: list[Case]) -> dict[str, Any]:
     """Every case on one flow: counts, per-case results and transition coverage."""
-    from flows.testing.coverage import coverage
-
     results = [run_case(flow, c) for c in cases]
     passed = sum(1 for r in results if r.passed)
     return {"passed": passed, "failed": len(results) - passed, "total": len(results),
             "results": [r.to_dict() for r in results],
-            "coverage": coverage(flow, [t for r in results for t in r.transitions])}
+            "coverage": coverage(flow, [t for r in results for t in r.transitions],
+                                 touched=[k for r in results for k in r.touched])}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from flows.session import Update
+from flows.dialog import Update
 
 UPDATE_KINDS = ("text", "payload", "event", "attachment", "bot_started", "idle")
 # Ten years: far beyond any session_ttl, small enough to stay an ordinary float of seconds.
@@ -20,12 +20,27 @@ class BadUpdate(ValueError):
         self.path = path
 
 
+# A MAX user's `user_locale` is at most a tag like "en-US"; longer is not a locale.
+MAX_LOCALE = 35
+
+
 def parse_update(raw: Any, path: str = "update") -> tuple[Update, float]:
     """An update object as an engine Update plus the seconds the clock advances first."""
+    update, idle = _parse(raw, path)
+    locale = raw.get("user_locale")
+    if locale is not None:
+        if not isinstance(locale, str) or not 1 <= len(locale) <= MAX_LOCALE or not locale.isascii():
+            raise BadUpdate(f'{path}.user_locale must be the user\'s language as MAX sends it, such as "ru" or'
+                            ' "en-US".', f"{path}.user_locale")
+        update.locale = locale
+    return update, idle
+
+
+def _parse(raw: Any, path: str) -> tuple[Update, float]:
     if not isinstance(raw, dict):
         raise BadUpdate(f"{path} must be an object such as {{\"text\": \"hi\"}}.", path)
-    keys = set(raw)
-    kinds = [k for k in UPDATE_KINDS if k in raw]
+    keys = set(raw) - {"user_locale"}
+    kinds = [k for k in UPDATE_KINDS if k in raw]  # user_locale may go with any of them
     if "event" in raw:
         kinds = ["event"]
     elif "attachment" in raw:

@@ -12,23 +12,21 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-import networkx as nx
-
 from flows.model import Flow
 from flows.validate.dataflow import available_keys, check_undefined_variable
-from flows.validate.graph import build_graph
+from flows.validate.graph import FlowGraph, build_graph
 from flows.validate.issue import ERROR, SEVERITIES, WARNING, Issue
 from flows.validate.reachability import (
     check_dead_end, check_final_has_exit, check_missing_cancel, check_no_path_to_final, check_unreachable_state,
 )
 from flows.validate.structure import check_duplicate_id, check_no_start, check_unknown_state
-from flows.validate.texts import check_message_too_long
+from flows.validate.texts import check_message_too_long, check_missing_translation, check_unformatted_markup
 from flows.validate.transitions import check_ambiguous_transition, check_unreachable_transition
 
 __all__ = ["CHECKS", "ERROR", "SEVERITIES", "WARNING", "Issue", "available_keys", "bounded", "build_graph",
            "has_errors", "validate", "validation_result"]
 
-Check = Callable[[Flow, nx.MultiDiGraph], list[Issue]]
+Check = Callable[[Flow, FlowGraph], list[Issue]]
 # A validation answer lists this many issues of one code, then says how many more there are; one
 # issue highlights at most NAMES states (and transitions).
 PER_CODE = 100
@@ -47,6 +45,8 @@ CHECKS: tuple[Check, ...] = (
     check_final_has_exit,
     check_unreachable_transition,
     check_undefined_variable,
+    check_unformatted_markup,
+    check_missing_translation,
 )
 
 
@@ -103,7 +103,7 @@ def bounded(issues: list[Issue], per_code: int = PER_CODE, names: int = NAMES) -
             more = count - per_code
             kept.append(Issue(code, SEVERITIES[code],
                               f"{more:,} more {code} issue{'s' if more > 1 else ''} like the ones above are not listed;"
-                              " fix those and validate again to see the rest."))
+                              " fix those and validate again to see the rest.", params={"more": more}))
     order = {code: i for i, code in enumerate(dict.fromkeys(found.code for found in issues))}
     kept.sort(key=lambda found: (found.severity != ERROR, order[found.code]))  # stable: summaries stay last
     return kept

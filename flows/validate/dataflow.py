@@ -21,11 +21,10 @@ from __future__ import annotations
 import heapq
 from functools import cached_property
 
-import networkx as nx
-
+from flows.build import localized
 from flows.format import PLACEHOLDER
 from flows.model import COMMANDS, Flow, State, Transition
-from flows.validate.graph import build_graph, start_known, states
+from flows.validate.graph import FlowGraph, build_graph, start_known, states
 from flows.validate.issue import Issue, issue, names
 from flows.validate.transitions import dead_transitions
 
@@ -42,8 +41,22 @@ def placeholders(text: str) -> list[str]:
     return [key for key in PLACEHOLDER.findall(text) if key] if "{" in text else []
 
 
-def check_undefined_variable(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
-    """A template or condition reads a key that some path from `start` reaches without setting it."""
+def check_undefined_variable(flow: Flow, graph: FlowGraph) -> list[Issue]:
+    """A template or condition reads a key that some path from `start` reaches without setting it; the
+    texts of every language are read (a translation may insert a key its source does not)."""
+    found = _undefined(flow, graph)
+    if len(flow.languages) > 1:
+        seen = set(found)
+        for code in flow.languages[1:]:
+            other = localized(flow, code)  # the graph holds the states, texts and all: one of its own
+            for issue in _undefined(other, build_graph(other)):
+                if issue not in seen:
+                    seen.add(issue)
+                    found.append(issue)
+    return found
+
+
+def _undefined(flow: Flow, graph: FlowGraph) -> list[Issue]:
     if not start_known(flow):
         return []  # no paths from start exist to reason about; no_start/unknown_state say so
     reads = _Reads(flow, graph)
@@ -75,7 +88,7 @@ def check_undefined_variable(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
     return found
 
 
-def available_keys(flow: Flow, graph: nx.MultiDiGraph | None = None) -> dict[str, frozenset[str]]:
+def available_keys(flow: Flow, graph: FlowGraph | None = None) -> dict[str, frozenset[str]]:
     """Keys surely set while a dialog rests in each state reachable from `start` (empty without a start)."""
     if not start_known(flow):
         return {}
@@ -89,7 +102,7 @@ class _Reads:
     Keys get bits in the order they are first read, so the sets early states hold stay small.
     """
 
-    def __init__(self, flow: Flow, graph: nx.MultiDiGraph) -> None:
+    def __init__(self, flow: Flow, graph: FlowGraph) -> None:
         self.bits: dict[str, int] = {}
         self.say: dict[str, tuple[tuple[str, ...], int]] = {}
         self.error: dict[str, tuple[tuple[str, ...], int]] = {}
@@ -161,7 +174,7 @@ def _global_texts(flow: Flow) -> list[tuple[str, str]]:
 class _Analysis:
     """Key sets as int bitsets, each edge's effect, the fixpoint over them, and the issues it implies."""
 
-    def __init__(self, flow: Flow, graph: nx.MultiDiGraph, bits: dict[str, int] | None) -> None:
+    def __init__(self, flow: Flow, graph: FlowGraph, bits: dict[str, int] | None) -> None:
         self.flow, self.graph = flow, graph
         # Only keys something reads need a bit; None tracks every key that is ever set.
         self.bits = bits if bits is not None else {key: 1 << i for i, key in enumerate(sorted(self.ever_set))}
@@ -253,6 +266,7 @@ class _Analysis:
         """Transitions from reachable states that enter `state_id` without `key` set, in document order."""
         bit = self.bits[key]
         found = []
+        tr: Transition
         for source, _, index, tr in self.graph.in_edges(state_id, keys=True, data="transition"):
             have = self.resting.get(source)
             if have is None or id(tr) in self.dead:
@@ -278,7 +292,7 @@ class _Analysis:
                 why = (f"it may be unset {moment} ({'; '.join(ways)}). Set it on every way into the state, or"
                        " remove the placeholder.")
             found.append(issue("undefined_variable", f"{subject} {{{key}}}, but {why}",
-                               states=[state.id], transitions=culprits))
+                               states=[state.id], transitions=culprits, key=key))
         return found
 
     def report_transition(self, state: State, tr: Transition, read: tuple[str, ...]) -> list[Issue]:
@@ -297,7 +311,7 @@ class _Analysis:
                        ' or test it with "op": "set" first.')
             found.append(issue("undefined_variable",
                                f'Transition "{tr.id}" from state "{state.id}" reads "{key}" in its if/set, but {why}',
-                               states=[state.id], transitions=[tr.id]))
+                               states=[state.id], transitions=[tr.id], key=key))
         return found
 
     def report_global(self, label: str, read: tuple[str, ...], waiting: list[str]) -> list[Issue]:
@@ -309,7 +323,7 @@ class _Analysis:
         for key in read:
             if key not in self.ever_set:
                 found.append(issue("undefined_variable", f"{label} reads {{{key}}}, but {self._never(key)}",
-                                   states=waiting))
+                                   states=waiting, key=key))
                 continue
             bit = self.bits[key]
             unset = [state_id for state_id in waiting if not resting[state_id] & bit]
@@ -319,7 +333,7 @@ class _Analysis:
                     f'{label} reads {{{key}}}, but "{key}" may be unset while the dialog waits in'
                     f' {"state" if len(unset) == 1 else "states"} {names(unset)}. Remove the placeholder,'
                     " or set the key before those states.",
-                    states=unset,
+                    states=unset, key=key,
                 ))
         return found
 

@@ -1,12 +1,17 @@
 """The flow as a networkx MultiDiGraph, plus the reachability facts several checks share."""
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import networkx as nx
 
 from flows.model import Flow, State
 
+# Nodes are state ids; `nx.MultiDiGraph` is generic only in the stubs, hence the quoted alias.
+FlowGraph: TypeAlias = "nx.MultiDiGraph[str]"
 
-def build_graph(flow: Flow) -> nx.MultiDiGraph:
+
+def build_graph(flow: Flow) -> FlowGraph:
     """One node per state id (the first state wins a duplicate id), one edge per transition that can move.
 
     An edge needs both ends to exist and a non-final source: entering a final state ends the dialog,
@@ -20,7 +25,7 @@ def build_graph(flow: Flow) -> nx.MultiDiGraph:
     first: dict[str, State] = {}
     for state in flow.states:
         first.setdefault(state.id, state)
-    graph = nx.MultiDiGraph()
+    graph: FlowGraph = nx.MultiDiGraph()
     graph.add_nodes_from((state_id, {"state": state}) for state_id, state in first.items())
     graph.graph["states"] = list(first.values())
     graph.graph["by_id"] = first
@@ -32,14 +37,16 @@ def build_graph(flow: Flow) -> nx.MultiDiGraph:
     return graph
 
 
-def states(flow: Flow, graph: nx.MultiDiGraph) -> list[State]:
+def states(flow: Flow, graph: FlowGraph) -> list[State]:
     """The states the flow runs with, in document order: for a duplicate id, the first one."""
-    return graph.graph["states"]
+    found: list[State] = graph.graph["states"]
+    return found
 
 
-def by_id(graph: nx.MultiDiGraph) -> dict[str, State]:
+def by_id(graph: FlowGraph) -> dict[str, State]:
     """The states the flow runs with, by id (a plain dict: faster membership tests than `graph.nodes`)."""
-    return graph.graph["by_id"]
+    found: dict[str, State] = graph.graph["by_id"]
+    return found
 
 
 def start_known(flow: Flow) -> bool:
@@ -47,7 +54,7 @@ def start_known(flow: Flow) -> bool:
     return bool(flow.start) and flow.has_state(flow.start)
 
 
-def reachable(flow: Flow, graph: nx.MultiDiGraph) -> frozenset[str]:
+def reachable(flow: Flow, graph: FlowGraph) -> frozenset[str]:
     """States a dialog can be in: those reachable from `start`, or all of them when `start` is unknown.
 
     Without a known start nothing can be said about reachability (`no_start`/`unknown_state` report
@@ -63,7 +70,7 @@ def reachable(flow: Flow, graph: nx.MultiDiGraph) -> frozenset[str]:
     return cached
 
 
-def finishing(flow: Flow, graph: nx.MultiDiGraph) -> frozenset[str]:
+def finishing(flow: Flow, graph: FlowGraph) -> frozenset[str]:
     """States from which some final state can be reached (final states included)."""
     cached = graph.graph.get("finishing")
     if cached is None:

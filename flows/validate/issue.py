@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 ERROR = "error"
@@ -22,6 +22,8 @@ SEVERITIES: dict[str, str] = {
     "undefined_variable": WARNING,
     "final_has_exit": WARNING,
     "unreachable_transition": WARNING,
+    "unformatted_markup": WARNING,
+    "missing_translation": WARNING,
 }
 
 # How many names a message spells out before it says "and N more"; `states`/`transitions` list all.
@@ -37,6 +39,8 @@ class Issue:
     message: str
     states: tuple[str, ...] = ()
     transitions: tuple[str, ...] = ()
+    # The figures and names the sentence is made of, so a reader's catalogue can say it in their language.
+    params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of `GET /api/flows/{id}/validation` issues."""
@@ -46,12 +50,14 @@ class Issue:
             "message": self.message,
             "states": list(self.states),
             "transitions": list(self.transitions),
+            "params": dict(self.params),
         }
 
 
-def issue(code: str, message: str, states: Iterable[str] = (), transitions: Iterable[str] = ()) -> Issue:
+def issue(code: str, message: str, states: Iterable[str] = (), transitions: Iterable[str] = (),
+          **params: Any) -> Issue:
     """An issue with the severity its code carries; names keep their order, repeats dropped."""
-    return Issue(code, SEVERITIES[code], message, unique(states), unique(transitions))
+    return Issue(code, SEVERITIES[code], message, unique(states), unique(transitions), params)
 
 
 def unique(names: Iterable[str]) -> tuple[str, ...]:

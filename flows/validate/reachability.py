@@ -1,14 +1,12 @@
 """Checks on where a dialog can go: reachable states, ways on, ways to an end, ways out early."""
 from __future__ import annotations
 
-import networkx as nx
-
 from flows.model import Flow
-from flows.validate.graph import finishing, reachable, start_known, states
+from flows.validate.graph import FlowGraph, finishing, reachable, start_known, states
 from flows.validate.issue import Issue, issue, names
 
 
-def check_unreachable_state(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
+def check_unreachable_state(flow: Flow, graph: FlowGraph) -> list[Issue]:
     """No path from `start` reaches the state (every trigger kind counts as a path).
 
     Skipped while `start` is missing or unknown: those issues already say what to fix, and every
@@ -21,23 +19,23 @@ def check_unreachable_state(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
         issue("unreachable_state",
               f'State "{state.id}" cannot be reached from the start state "{flow.start}". Add a transition'
               " into it from a reachable state, or delete it.",
-              states=[state.id])
+              states=[state.id], state=state.id)
         for state in states(flow, graph) if state.id not in seen
     ]
 
 
-def check_dead_end(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
+def check_dead_end(flow: Flow, graph: FlowGraph) -> list[Issue]:
     """A non-final state with no transition out; global commands do not count as a way on."""
     return [
         issue("dead_end",
               f'State "{state.id}" is not final but has no transition out, so a dialog that gets there is'
               ' stuck. Add a transition from it, or mark it "final": true.',
-              states=[state.id])
+              states=[state.id], state=state.id)
         for state in states(flow, graph) if not state.final and not flow.outgoing(state.id)
     ]
 
 
-def check_no_path_to_final(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
+def check_no_path_to_final(flow: Flow, graph: FlowGraph) -> list[Issue]:
     """One issue per reachable state from which no final state can be reached (a trap).
 
     Dead ends are left to `dead_end` (the clearer message for the same fault) and unreachable states
@@ -61,11 +59,11 @@ def check_no_path_to_final(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
                    " state.")
         found.append(issue("no_path_to_final",
                            f'No final state can be reached from state "{state.id}": {why}',
-                           states=[state.id]))
+                           states=[state.id], state=state.id, no_final=not any_final))
     return found
 
 
-def check_final_has_exit(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
+def check_final_has_exit(flow: Flow, graph: FlowGraph) -> list[Issue]:
     """A final state with outgoing transitions: the dialog ends on entry, so they never fire."""
     found: list[Issue] = []
     for state in states(flow, graph):
@@ -77,12 +75,12 @@ def check_final_has_exit(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
                 f' {"transition" if len(exits) == 1 else "transitions"} {names(exits)}'
                 f' never {"fires" if len(exits) == 1 else "fire"}. Remove {"it" if len(exits) == 1 else "them"},'
                 " or make the state non-final.",
-                states=[state.id], transitions=exits,
+                states=[state.id], transitions=exits, state=state.id,
             ))
     return found
 
 
-def check_missing_cancel(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
+def check_missing_cancel(flow: Flow, graph: FlowGraph) -> list[Issue]:
     """A reachable waiting (non-final) state the user cannot leave early.
 
     That is: the `cancel` command is disabled and no `text` or `button` transition from the state
@@ -103,7 +101,7 @@ def check_missing_cancel(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
             f'A user in state "{state.id}" cannot leave early: the cancel command is disabled and no text or'
             " button transition leads from it straight to a final state. Enable cancel, or add such a"
             ' transition (e.g. a "Cancel" button).',
-            states=[state.id],
+            states=[state.id], state=state.id,
         ))
     return found
 

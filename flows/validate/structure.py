@@ -4,14 +4,12 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 
-import networkx as nx
-
 from flows.model import Flow
-from flows.validate.graph import by_id
+from flows.validate.graph import FlowGraph, by_id
 from flows.validate.issue import Issue, issue, names
 
 
-def check_no_start(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
+def check_no_start(flow: Flow, graph: FlowGraph) -> list[Issue]:
     """`start` is missing or empty."""
     if flow.start and flow.start.strip():
         return []
@@ -20,7 +18,7 @@ def check_no_start(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
                               f" begins{hint}.")]
 
 
-def check_unknown_state(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
+def check_unknown_state(flow: Flow, graph: FlowGraph) -> list[Issue]:
     """`start` or a transition's `from`/`to` names a state that does not exist: one issue per missing id."""
     known = by_id(graph)
     from_start: set[str] = set()
@@ -51,12 +49,12 @@ def check_unknown_state(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
             "unknown_state",
             f'There is no state "{missing}", but {" and ".join(who)} {verb} it. Create that state or'
             f" correct the name{hint}.",
-            states=[missing], transitions=transitions,
+            states=[missing], transitions=transitions, state=missing, start=missing in from_start,
         ))
     return found
 
 
-def check_duplicate_id(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
+def check_duplicate_id(flow: Flow, graph: FlowGraph) -> list[Issue]:
     """Two states, or two transitions, share an id: one issue per repeated id."""
     found: list[Issue] = []
     if len(graph) == len(flow.states) and len({tr.id for tr in flow.transitions}) == len(flow.transitions):
@@ -68,7 +66,7 @@ def check_duplicate_id(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
                 "duplicate_id",
                 f'{count} states share the id "{state_id}"; only the first one is used. Give each state'
                 " its own id.",
-                states=[state_id],
+                states=[state_id], kind="state", id=state_id, count=count,
             ))
     sources_by_id: dict[str, list[str]] = {}
     for tr in flow.transitions:
@@ -80,6 +78,6 @@ def check_duplicate_id(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
                 "duplicate_id",
                 f'{count} transitions share the id "{tr_id}" (from {names(dict.fromkeys(sources))}).'
                 " Give each transition its own id.",
-                states=sources, transitions=[tr_id],
+                states=sources, transitions=[tr_id], kind="transition", id=tr_id, count=count,
             ))
     return found

@@ -1,11 +1,9 @@
 """Checks on transitions that can never fire: shadowed by an earlier one, or by the evaluation order."""
 from __future__ import annotations
 
-import networkx as nx
-
 from flows.model import COMMANDS, Flow, State, Transition
 from flows.templates import value_text
-from flows.validate.graph import states
+from flows.validate.graph import FlowGraph, states
 from flows.validate.issue import Issue, issue, names
 
 
@@ -14,7 +12,7 @@ def norm(text: str) -> str:
     return text.strip().lower()
 
 
-def check_ambiguous_transition(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
+def check_ambiguous_transition(flow: Flow, graph: FlowGraph) -> list[Issue]:
     """A transition an earlier one from the same state, with no `if`, always takes first.
 
     Covered: the same button payload or event name; a `match` list inside an earlier one's (and no
@@ -26,7 +24,7 @@ def check_ambiguous_transition(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue
     return [found for found, _ in _shadowed(flow, graph)]
 
 
-def _shadowed(flow: Flow, graph: nx.MultiDiGraph) -> list[tuple[Issue, Transition]]:
+def _shadowed(flow: Flow, graph: FlowGraph) -> list[tuple[Issue, Transition]]:
     """Each ambiguity with the transition that can never fire; computed once per graph."""
     cached = graph.graph.get("shadowed")
     if cached is None:
@@ -40,7 +38,7 @@ def _shadowed(flow: Flow, graph: nx.MultiDiGraph) -> list[tuple[Issue, Transitio
     return cached
 
 
-def dead_transitions(flow: Flow, graph: nx.MultiDiGraph) -> frozenset[int]:
+def dead_transitions(flow: Flow, graph: FlowGraph) -> frozenset[int]:
     """`id()`s of the transitions that can never fire: shadowed, or ruled out by the evaluation order.
 
     The data-flow analysis ignores them (no data moves along them); reachability keeps them, so a
@@ -94,7 +92,8 @@ def _shadowed_in(state: State, outgoing: tuple[Transition, ...]) -> list[tuple[I
                     "ambiguous_transition",
                     f'State "{state.id}" has more than one timeout transition: "{tr.id}" comes after'
                     f' "{earlier.id}", and a state may have only one. Merge them into one transition.',
-                    states=[state.id], transitions=[earlier.id, tr.id],
+                    states=[state.id], transitions=[earlier.id, tr.id], state=state.id, transition=tr.id,
+                    earlier=earlier.id,
                 ), tr))
             continue
         else:  # input, invalid, else: one unconditional transition takes every such update
@@ -109,7 +108,8 @@ def _shadowed_in(state: State, outgoing: tuple[Transition, ...]) -> list[tuple[I
                 f'Transition "{tr.id}" from state "{state.id}" can never fire: the earlier transition'
                 f' "{earlier.id}" has no "if" and takes all {what} first. Remove "{tr.id}", move it'
                 f' above "{earlier.id}", or give "{earlier.id}" a condition.',
-                states=[state.id], transitions=[earlier.id, tr.id],
+                states=[state.id], transitions=[earlier.id, tr.id], state=state.id, transition=tr.id,
+                earlier=earlier.id,
             ), tr))
     return found
 
@@ -129,7 +129,7 @@ def _text_cover(
     return None
 
 
-def check_unreachable_transition(flow: Flow, graph: nx.MultiDiGraph) -> list[Issue]:
+def check_unreachable_transition(flow: Flow, graph: FlowGraph) -> list[Issue]:
     """A transition that can never fire because of the evaluation order rather than another transition.
 
     An `else` in a state with `input` (every message is input there); `input`/`invalid` in a state
@@ -139,9 +139,9 @@ def check_unreachable_transition(flow: Flow, graph: nx.MultiDiGraph) -> list[Iss
     return [found for found, _, _ in _ruled_out(flow, graph)]
 
 
-def _ruled_out(flow: Flow, graph: nx.MultiDiGraph) -> list[tuple[Issue, Transition, bool]]:
+def _ruled_out(flow: Flow, graph: FlowGraph) -> list[tuple[Issue, Transition, bool]]:
     """Each such issue, its transition, and whether it never fires at all; computed once per graph."""
-    cached = graph.graph.get("ruled_out")
+    cached: list[tuple[Issue, Transition, bool]] | None = graph.graph.get("ruled_out")
     if cached is not None:
         return cached
     commands = _command_matches(flow)
@@ -154,7 +154,8 @@ def _ruled_out(flow: Flow, graph: nx.MultiDiGraph) -> list[tuple[Issue, Transiti
             why, whole = _never_fires(state, tr, commands, ttl) if tr.on in _SUSPECT else ("", False)
             if why:
                 cached.append((issue("unreachable_transition", f'Transition "{tr.id}" from state "{state.id}" {why}',
-                                     states=[state.id], transitions=[tr.id]), tr, whole))
+                                     states=[state.id], transitions=[tr.id], state=state.id, transition=tr.id),
+                     tr, whole))
     graph.graph["ruled_out"] = cached
     return cached
 
