@@ -1,1 +1,1 @@
-"""The MAX runtime: webhooks, dialog stores, outbox, timers."""
+"""The runtime: webhooks, dialog stores, outbox, timers (messengers are `server.channels`)."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+
+from server.runtime.stores.ports import DialogStore
 
 SAMPLE_CAP = 2_000  # dialogs read per pass at most
 
@@ -20,7 +21,7 @@ class BotCounts:
     complete: bool = True  # False when the cap stopped the walk
 
 
-async def bot_counts(store: Any, bot: str, cap: int = SAMPLE_CAP) -> BotCounts:
+async def bot_counts(store: DialogStore, bot: str, cap: int = SAMPLE_CAP) -> BotCounts:
     """Walk a bot's dialogs, then its users with sends queued, through the store interface, reading at
     most `cap` of each (replies of a dialog that has ended since still wait to be sent)."""
     counts, wall, queued = BotCounts(), time.time(), 0
@@ -29,7 +30,7 @@ async def bot_counts(store: Any, bot: str, cap: int = SAMPLE_CAP) -> BotCounts:
             counts.complete = False
             break
         counts.read += 1
-        session = await store.session(bot, user)
+        session = await store.dialog(bot, user)
         if session is not None:
             counts.dialogs[str(session.get("version") or "")] += 1
     async for user in store.outbox_users(bot):

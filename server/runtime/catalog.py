@@ -15,6 +15,7 @@ from typing import Any, Awaitable, Callable
 from flows.load import load
 from flows.masking import Masking
 from flows.model import Flow
+from server.runtime.arms import Arms
 
 log = logging.getLogger("botflow.runtime.catalog")
 
@@ -38,6 +39,7 @@ class BotInfo:
     flow_id: str | None
     version: int | None
     masking: Masking = Masking()  # data keys and input types kept out of transcripts
+    arms: Arms | None = None  # a running experiment: new dialogs start on the user's arm instead of `version`
 
 
 BotLoader = Callable[[str], Awaitable[BotInfo | None]]
@@ -59,6 +61,10 @@ class Catalog:
         self._load_document = load_document
         self._clock = clock
         self._bots: dict[str, tuple[BotInfo | None, float]] = {}
+        # The last settings read of every bot, kept through invalidations: served while the database
+        # cannot be read (a PostgreSQL outage, also right after a publish), so live traffic goes on.
+        self._last_good: dict[str, BotInfo | None] = {}
+        self._serving_stale: set[str] = set()  # bots answered from `_last_good` now (logged once each)
         self._flows: dict[tuple[str, int], Flow | None] = {}
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._refreshing: set[str] = set()  # bots whose settings are being reloaded in the background
@@ -97,16 +103,38 @@ class Catalog:
                 # call until then would start another refresh.
                 self._refreshing.add(bot_id)
                 task = asyncio.ensure_future(self._once(("bot", bot_id), lambda: self._fetch_bot(bot_id)))
-                task.add_done_callback(lambda done: (self._refreshing.discard(bot_id), _quiet(done)))
+
+                def refreshed(done: asyncio.Future[Any]) -> None:
+                    self._refreshing.discard(bot_id)
+                    _quiet(done)
+
+                task.add_done_callback(refreshed)
             return cached[0]
-        return await self._once(("bot", bot_id), lambda: self._fetch_bot(bot_id))
+        try:
+            return await self._once(("bot", bot_id), lambda: self._fetch_bot(bot_id))
+        except Exception:
+            if bot_id not in self._last_good:
+                raise
+            if bot_id not in self._serving_stale:
+                self._serving_stale.add(bot_id)
+                log.warning("bot settings cannot be read; serving the last copy read until they can",
+                            exc_info=True, extra={"event": "catalog_stale", "bot": bot_id, "outcome": "stale"})
+            return self._last_good[bot_id]
 
     async def _fetch_bot(self, bot_id: str) -> BotInfo | None:
         epoch = self._epoch
         info = await self._load_bot(bot_id)
+        self._last_good[bot_id] = info
+        if bot_id in self._serving_stale:
+            self._serving_stale.discard(bot_id)
+            log.warning("bot settings read again", extra={"event": "catalog_stale", "bot": bot_id, "outcome": "ok"})
         if epoch == self._epoch:
             self._bots[bot_id] = (info, self._clock() + CACHE_SECONDS)
         return info
+
+    def has_copies(self) -> bool:
+        """Whether some bot's settings are at hand without the database (webhooks can be served)."""
+        return bool(self._bots or self._last_good)
 
     def loaded(self, flow_id: str | None, version: int | None) -> Flow | None | Missing:
         """`flow()` without a wait when the version is already here (every turn asks twice), else MISSING."""
@@ -159,6 +187,7 @@ def db_loaders(sessionmaker: Any) -> tuple[BotLoader, DocumentLoader]:
     """Loaders reading the core tables (bots, flow_versions) of the app's database."""
     from sqlalchemy import select
 
+    from server.db.experiments import ExperimentRow
     from server.db.models import BotRow, VersionRow
 
     async def load_bot(bot_id: str) -> BotInfo | None:
@@ -166,8 +195,12 @@ def db_loaders(sessionmaker: Any) -> tuple[BotLoader, DocumentLoader]:
             row = await session.get(BotRow, bot_id)
             if row is None:
                 return None
+            running = (await session.execute(select(ExperimentRow).where(
+                ExperimentRow.running_bot == bot_id))).scalar_one_or_none()
+            arms = None if running is None else Arms.of(running.id, running.flow_id, json.loads(running.arms),
+                                                        running.goal_state)
             return BotInfo(row.id, row.token, row.webhook_secret, row.flow_id, row.version,
-                           masking_of(row.mask_keys, row.mask_inputs))
+                           masking_of(row.mask_keys, row.mask_inputs), arms)
 
     async def load_document(flow_id: str, version: int) -> dict[str, Any] | None:
         async with sessionmaker() as session:

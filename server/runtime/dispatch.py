@@ -4,40 +4,33 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import math
 import time
 from typing import Any, Callable
 
 from flows.engine import step
 from flows.model import Flow
-from flows.session import Session, StepResult, Update
-from flows.timers import reminder_at, timeout_at
+from flows.dialog import Dialog, StepResult, Update
 from server import metrics
-from server.runtime import funnel_counts, timeline
+from server.runtime import funnel_counts, timeline, turn_events
 from server.runtime.funnel_counts import Counts
-from server.runtime.catalog import MISSING, BotInfo, Catalog
+from server.runtime.arms import TAG as ARM_TAG
+from server.runtime.catalog import BotInfo, Catalog, Missing
 from server.runtime.loop import repeat
 from server.runtime.outbox import LEASE as OUTBOX_LEASE, Outbox
+from server.runtime.stores.ports import DialogStore
 from server.runtime.stores.base import (
-    BUSY, DUPLICATE, LOCK_MS, Changed, DialogStore, Loaded, Next, StoreUnavailable, Write, new_token,
+    BUSY, DUPLICATE, LOCK_MS, Changed, Loaded, Next, StoreUnavailable, TurnCommit, new_token,
 )
-from server.runtime.webhook import Incoming
+from server.channels.base import Incoming
+from server.runtime.turn_events import Fold
 
 log = logging.getLogger("botflow.runtime.dispatch")
 
-# Ten years: longer than any dialog is kept in practice, far inside what every store accepts as a TTL.
-MAX_KEY_TTL = 10 * 365 * 24 * 3600.0
-# While MAX is slow, how long a webhook waits for its own replies to leave before it answers anyway:
-# they are committed, so a slow MAX only delays the answer this long, never the reply's safety.
+# While the messenger is slow, how long a webhook waits for its own replies to leave before it answers anyway:
+# they are committed, so a slow messenger only delays the answer this long, never the reply's safety.
 REPLY_WAIT = 2.0
 # A held lock is renewed once a turn has run this long (a slow catalog load, a stalled loop).
 RENEW_AFTER = LOCK_MS / 1000 / 3
-
-
-def due(flow: Flow, session: Session) -> float | None:
-    """When the dialog's reminder or timeout is due; expiry needs no timer (the store's TTL drops it)."""
-    times = [t for t in (reminder_at(flow, session), timeout_at(flow, session)) if t is not None]
-    return min(times) if times else None
 
 
 class UserLocks:
@@ -96,16 +89,22 @@ class Turn:
         return self.loaded.status == DUPLICATE
 
 
-def reply_items(result: StepResult, user: str, chat: int | None, callback_id: str | None,
-                now: float) -> list[dict[str, Any]]:
-    """The MAX calls a turn makes, in order: the press acknowledgement first, then one message per reply."""
-    items: list[dict[str, Any]] = []
-    if callback_id is not None:
-        items.append({"id": new_token(), "op": "answer", "callback_id": callback_id, "queued": now})
-    for reply in result.replies:
-        items.append({"id": new_token(), "op": "send", "chat_id": chat, "user_id": int(user) if chat is None else None,
-                      "text": reply.text, "buttons": reply.buttons, "queued": now})
-    return items
+def opening_items(user: str, chat: int | None, callback_id: str | None, now: float,
+                  edit: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The messenger calls a turn makes before its replies: the press acknowledgement (with `edit`, what
+    becomes of the pressed message's buttons)."""
+    if callback_id is None:
+        return []
+    answer = {"id": new_token(), "op": "answer", "callback_id": callback_id, "queued": now}
+    if edit is not None:
+        answer["edit"] = edit
+    return [answer]
+
+
+def lost_place(flow: Flow, user: str, chat: int | None, now: float) -> dict[str, Any]:
+    """The flow's "we lost your place" message, sent before a lost dialog starts again."""
+    return {"id": new_token(), "op": "send", "chat_id": chat, "user_id": int(user) if chat is None else None,
+            "text": flow.settings.lost_place, "buttons": [], "queued": now}
 
 
 class Dispatcher:
@@ -147,13 +146,13 @@ class Dispatcher:
         """The one way into a dialog: its lock is held inside the block and always let go after it.
 
         Inside, `commit` saves the turn; leaving without a commit releases the lock unchanged. A duplicate
-        delivery (`turn.duplicate`) holds no lock at all. Nothing inside may wait on MAX or a webhook.
-        `optimistic`: the dialog may be read unlocked (see `DialogStore.begin`); `commit` then raises
+        delivery (`turn.duplicate`) holds no lock at all. Nothing inside may wait on the messenger or a webhook.
+        `optimistic`: the dialog may be read unlocked (see `ports.DialogTurns.begin`); `commit` then raises
         Changed when it was not as read, and the block steps again from `turn.loaded` (`_run` does).
         """
         return Opened(self, bot_id, user, dedupe, optimistic)
 
-    async def commit(self, turn: Turn, write: Write) -> None:
+    async def commit(self, turn: Turn, write: TurnCommit) -> None:
         """Save the turn (dialog, mark, timeline, timers, replies, actions) at once and unlock."""
         if write.counts is None and self.counting:
             write.counts = Counts([])  # nothing to count, but the store keeps its expiry record in step
@@ -164,6 +163,11 @@ class Dispatcher:
             raise
         turn.closed = True
         turn.queued = bool(write.outbox)
+        # With BOTFLOW_REDIS_MIN_REPLICAS: no reply leaves and no 200 is given before the replicas hold the
+        # turn. Past the wait the turn stays saved (its replies go out once its claim lapses) and the
+        # webhook answers 503; MAX's redelivery is then a duplicate.
+        if self.store.min_replicas:
+            await self.store.replicated()
 
     async def erase(self, bot_id: str, user: str) -> dict[str, int]:
         """Forget one user's dialog data under their lock, so a turn in flight cannot write it back."""
@@ -200,8 +204,8 @@ class Dispatcher:
         started = time.perf_counter()
         async with self.opened(bot.id, incoming.user, incoming.dedupe, optimistic=True) as turn:
             if not turn.duplicate:
-                result = await self._run(bot, turn, incoming.update, chat=incoming.chat_id,
-                                         dedupe=incoming.dedupe, callback_id=incoming.callback_id)
+                result = await self._run(bot, turn, incoming.update, chat=incoming.chat_id, dedupe=incoming.dedupe,
+                                         callback_id=incoming.callback_id, pressed=incoming.pressed)
         if turn.duplicate:
             metrics.DUPLICATE_DELIVERIES.labels(bot=bot.id).inc()
             self._observe(incoming.update, "duplicate", started, bot, turn)
@@ -223,7 +227,7 @@ class Dispatcher:
         started = time.perf_counter()
         status, result = "ok", None
         async with self.opened(bot.id, user) as turn:
-            if require_dialog and turn.loaded.session is None:
+            if require_dialog and turn.loaded.dialog is None:
                 status = "no_dialog"
             else:
                 result = await self._run(bot, turn, update, require_fire=require_fire)
@@ -238,19 +242,19 @@ class Dispatcher:
         elapsed = time.perf_counter() - started
         self._turn_seconds(update.kind, outcome).observe(elapsed)
         if log.isEnabledFor(logging.DEBUG):
-            stored = turn.loaded.session or {}
+            stored = turn.loaded.dialog or {}
             log.debug("turn", extra={"event": "turn", "bot": bot.id, "flow": stored.get("flow"),
                                      "version": stored.get("version"), "user": turn.user, "outcome": outcome,
                                      "duration_ms": round(elapsed * 1000, 3)})
 
     async def _run(self, bot: BotInfo, turn: Turn, update: Update, *, chat: int | None = None,
                    dedupe: str | None = None, callback_id: str | None = None,
-                   require_fire: bool = False) -> StepResult | None:
+                   require_fire: bool = False, pressed: dict[str, Any] | None = None) -> StepResult | None:
         """Step the loaded dialog and commit; a dialog read unlocked that changed meanwhile is stepped
         again from what the commit found (None when that says the delivery is a duplicate)."""
         while True:
             try:
-                return await self._step(bot, turn, update, chat, dedupe, callback_id, require_fire)
+                return await self._step(bot, turn, update, chat, dedupe, callback_id, require_fire, pressed)
             except Changed as changed:
                 try:
                     turn.loaded = await self._begin(turn, dedupe, changed.loaded)
@@ -263,67 +267,75 @@ class Dispatcher:
                 metrics.TURNS_RESTEPPED.inc()
 
     async def _step(self, bot: BotInfo, turn: Turn, update: Update, chat: int | None, dedupe: str | None,
-                    callback_id: str | None, require_fire: bool) -> StepResult | None:
+                    callback_id: str | None, require_fire: bool,
+                    pressed: dict[str, Any] | None = None) -> StepResult | None:
         """One step from `turn.loaded` and its commit; without a commit the lock is released by `opened`."""
         now = self.clock()
-        stored = turn.loaded.session
-        session = Session.from_dict(stored) if stored is not None else None
+        stored, lost = turn.loaded.dialog, turn.loaded.lost
+        had_timer = stored is not None and stored.get("due") is not None
+        if lost is not None:  # the store lost the running dialog (or rewound it): it starts again
+            stored = None
+        session = Dialog.from_dict(stored) if stored is not None else None
         catalog = self.catalog  # both versions are nearly always loaded: asked without a coroutine first
-        latest = catalog.loaded(bot.flow_id, bot.version)
-        if latest is MISSING:
-            latest = await catalog.serving(bot)
+        arms = bot.arms
+        if arms is None:
+            latest = catalog.loaded(bot.flow_id, bot.version)
+            if isinstance(latest, Missing):  # (an isinstance check: mypy narrows the type by it)
+                latest = await catalog.serving(bot)
+        else:  # an experiment runs: a dialog that opens starts on the user's arm
+            # A dialog the experiment opened runs on that arm already: no hash on its every turn.
+            tagged = stored is not None and stored.get(ARM_TAG) == arms.id
+            arm = session.version if tagged else arms.version_for(bot.id, turn.user)  # type: ignore[union-attr]
+            latest = catalog.loaded(arms.flow_id, arm)
+            if isinstance(latest, Missing):
+                latest = await catalog.flow(arms.flow_id, arm)
         flow = catalog.loaded(session.flow, session.version) if session is not None else None
-        if flow is MISSING:
+        if isinstance(flow, Missing):
             flow = await catalog.flow(session.flow, session.version)  # type: ignore[union-attr]
         if flow is None:
             session, flow = None, latest  # never started, or its version is gone
         if flow is None:  # the bot serves nothing (deleted?): a dialog left over is dropped
-            items = reply_items(StepResult(None), turn.user, chat, callback_id, now)
+            items = opening_items(turn.user, chat, callback_id, now)
             if stored is not None or items:
-                await self.commit(turn, Write(None, dedupe=dedupe, outbox=items, outbox_lease=OUTBOX_LEASE))
+                await self.commit(turn, TurnCommit(None, dedupe=dedupe, outbox=items, outbox_lease=OUTBOX_LEASE))
             return None
         if update.kind == "tick" and stored is not None and stored.get("due") is not None and stored["due"] <= now:
             metrics.TIMER_LAG_SECONDS.observe(now - stored["due"])
         result = step(flow, session, update, now, latest=latest)
         if require_fire and result.transition is None:
             return result
-        if chat is None and stored is not None:
-            chat = stored.get("chat_id")
-        after = result.session.to_dict() if result.session is not None else None
-        if after is not None and chat is not None:
-            after["chat_id"] = chat
-        had_timer = stored is not None and stored.get("due") is not None
-        write = self._write(flow, latest, result, after, now, dedupe, turn.bot, turn.user, had_timer)
+        after = result.dialog.to_dict() if result.dialog is not None else None
+        if after is not None:
+            # No chat is remembered: a reply goes only where its own update came from (or to the user's
+            # dialog). The field stays, empty, in the stored shape the store's codec reads fastest.
+            after["chat_id"] = None
+            # Counted up on every turn, so the store's going back in time shows (`stores.lost`).
+            after["turn"] = (lost[1] if lost is not None else (stored or {}).get("turn") or 0) + 1
+        expired = session is not None and now >= session.updated_at + flow.settings.session_ttl
+        live = None if expired else session
+        commit = TurnCommit(after, dedupe=dedupe, had_timer=had_timer, outbox_lease=OUTBOX_LEASE)
         if self.counting:
-            expired = session is not None and now >= session.updated_at + flow.settings.session_ttl
-            write.counts = funnel_counts.turn_counts(session, expired, result, now)
-        write.outbox = reply_items(result, turn.user, chat, callback_id, now)
+            commit.counts = Counts([], prior_gone=live is None)
+        edit = None
+        if pressed is not None and session is not None:
+            pressed_in = flow.state(session.state)
+            if pressed_in is not None and pressed_in.after_press != "keep":
+                edit = {**pressed, "mode": pressed_in.after_press}
+        commit.outbox = opening_items(turn.user, chat, callback_id, now, edit)
+        if lost is not None:
+            commit.outbox.append(lost_place(latest if latest is not None else flow, turn.user, chat, now))
+        turn_events.fold(result.events, Fold(commit, turn.bot, turn.user, chat, now, live, commit.counts))
+        if arms is not None:
+            arms.count(stored, live, result, after, commit.counts, now)
         if not (update.kind == "tick" and result.outcome == "ignored"):
             before = session.state if session is not None else None
             if bot.masking:
-                write.timeline = timeline.record(now, update, before, result, after, masking=bot.masking,
-                                                 flow=flow, before_data=session.data if session is not None else None)
+                commit.timeline = timeline.record(now, update, before, result, after, masking=bot.masking,
+                                                  flow=flow, before_data=session.data if session is not None else None)
             else:  # the store keeps the dialog's snapshot beside it (`timeline.as_record`)
-                write.timeline = timeline.brief(now, update, before, result, after)
-        await self.commit(turn, write)
+                commit.timeline = timeline.brief(now, update, before, result, after)
+        await self.commit(turn, commit)
         return result
-
-    def _write(self, flow: Flow, latest: Flow | None, result: StepResult, after: dict[str, Any] | None,
-               now: float, dedupe: str | None, bot_id: str, user: str, had_timer: bool) -> Write:
-        write = Write(after, dedupe=dedupe, had_timer=had_timer, outbox_lease=OUTBOX_LEASE)
-        if result.session is not None:
-            runs_on = flow
-            if latest is not None and (result.session.flow, result.session.version) == (latest.id, latest.version):
-                runs_on = latest
-            ttl = result.session.updated_at + runs_on.settings.session_ttl - now
-            # session_ttl has no upper bound; stores (Redis EX) take at most a 64-bit count of seconds.
-            write.ttl = max(1, math.ceil(min(ttl, MAX_KEY_TTL)))
-            # Recomputed on every turn that reaches the dialog: the engine's idle clocks decide the time.
-            write.timer_due = due(runs_on, result.session)
-            after["due"] = write.timer_due  # type: ignore[index]
-        write.actions = [{"id": new_token(), "bot": bot_id, "user": user, "url": effect.url, "data": effect.data,
-                          "created": now, "attempts": 0} for effect in result.effects if effect.type == "webhook"]
-        return write
 
 
 class Opened:

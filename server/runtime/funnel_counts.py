@@ -1,6 +1,7 @@
 """What one turn adds to the funnel counters: fields per state and transition, durations in fixed buckets.
 
-A counter group is one bot, flow, version and hour; inside it the fields are
+A counter group is one bot, flow, version and hour (a dialog in a language of a flow with languages counts
+under `<version>~<language>`, so the funnel can be read per language or summed); inside it the fields are
 `e:<state>` entered other than by a transition (a dialog opened or restarted there, or came back to it),
 `f:<transition>:<bucket>` fired after the dialog spent a time in duration bucket `bucket` in the
 transition's source (`:s` for a self-loop, which leaves nothing), `c:` / `r:` / `b:<state>:<bucket>`
@@ -15,7 +16,6 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from flows.session import Session, StepResult
 
 # Upper edges (seconds) of the time-in-state buckets; the last bucket is everything longer.
 BUCKETS = (1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 43200, 86400)
@@ -39,9 +39,14 @@ def bucket(seconds: float) -> int:
     return bisect.bisect_left(BUCKETS, max(0.0, seconds))
 
 
-def group(flow: str, version: Any, at: float) -> str:
-    """A counter group's name within its bot: flow, version and hour number."""
-    return f"{flow}|{version}|{int(at // HOUR)}"
+def counted(version: Any, language: Any) -> str:
+    """The version part of a counter group: `3`, or `3~en` for a dialog in English."""
+    return f"{version}~{language}" if language else f"{version}"
+
+
+def group(flow: str, version: Any, at: float, language: Any = None) -> str:
+    """A counter group's name within its bot: flow, version (with the dialog's language) and hour number."""
+    return f"{flow}|{counted(version, language)}|{int(at // HOUR)}"
 
 
 def split_group(name: str) -> tuple[str, str, int]:
@@ -62,40 +67,14 @@ class Counts:
     prior_gone: bool = False
 
 
-_ENDED_BY = {"command:cancel": "c", "command:restart": "r", "command:back": "b"}
-
-
-def turn_counts(before: Session | None, expired: bool, result: StepResult, now: float) -> Counts:
-    """The increments of one turn from the dialog it found (`before`, live unless `expired`) and its result."""
-    live = before if before is not None and not expired else None
-    if live is not None and result.transition is not None:  # most turns: one fire
-        g = f"{live.flow}|{live.version}|{int(now // HOUR)}"
-        after = result.session if result.session is not None else result.completed
-        stayed = after is not None and after.state == live.state
-        spent = "s" if stayed else bisect.bisect_left(BUCKETS, now - live.entered_at)
-        return Counts([(g, f"f:{result.transition}:{spent}")])
-    pairs: list[tuple[str, str]] = []
-    after = result.session if result.session is not None else result.completed
-    if live is not None and (result.outcome in ("command:cancel", "command:restart") or (
-            result.outcome == "command:back" and after is not None and after.state != live.state)):
-        g = group(live.flow, live.version, now)
-        pairs.append((g, f"{_ENDED_BY[result.outcome]}:{live.state}:{bucket(now - live.entered_at)}"))
-        if result.outcome == "command:back" and after is not None:
-            pairs.append((g, f"e:{after.state}"))
-    if result.session is not None and (live is None or result.outcome == "command:restart"):  # opened
-        s = result.session
-        pairs.append((group(s.flow, s.version, now), f"e:{s.state}"))
-    return Counts(pairs, prior_gone=before is None or expired)
-
-
 def expired_fields(stored: dict[str, Any], now: float) -> tuple[str, str]:
     """The (group, field) counting a stored dialog as ended by expiry (SQL and memory stores)."""
-    return group(str(stored.get("flow")), stored.get("version"), now), f"x:{stored.get('state')}"
+    return group(str(stored.get("flow")), stored.get("version"), now, stored.get("language")), f"x:{stored.get('state')}"
 
 
 def ledger_info(session: dict[str, Any]) -> str:
     """What the Redis store remembers of a dialog to count its expiry: its group prefix, a tab, its state."""
-    return f"{session.get('flow')}|{session.get('version')}\t{session.get('state')}"
+    return f"{session.get('flow')}|{counted(session.get('version'), session.get('language'))}\t{session.get('state')}"
 
 
 def median_seconds(buckets: dict[int, int]) -> float | None:

@@ -1,11 +1,10 @@
 """The funnel of one flow version from its counter fields: per state and per transition, as JSON or CSV."""
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
 from flows.model import Flow
+from server.csv_cells import to_csv_text
 from server.runtime.funnel_counts import ENDINGS, median_seconds
 
 
@@ -23,8 +22,9 @@ def report(flow: Flow | None, version: int, fields: dict[str, int]) -> dict[str,
                            "ended": {name: 0 for name in ENDINGS.values()}, "median_seconds": None}
         return states[sid]
 
-    for tr in flow.transitions if flow is not None else ():
-        transitions[tr.id] = {"id": tr.id, "source": tr.source, "target": tr.target, "fired": 0}
+    for transition in flow.transitions if flow is not None else ():
+        transitions[transition.id] = {"id": transition.id, "source": transition.source,
+                                      "target": transition.target, "fired": 0}
     for st in flow.states if flow is not None else ():
         state(st.id)
     def spent(sid: str | None, index: str, value: int) -> None:
@@ -67,16 +67,14 @@ CSV_HEADER = ["version", "kind", "id", "source", "target", "entered", "fired", "
 
 def to_csv(reports: list[dict[str, Any]]) -> str:
     """One row per state and per transition of every report (a comparison has two)."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(CSV_HEADER)
+    rows: list[list[Any]] = [CSV_HEADER]
     for rep in reports:
         for st in rep["states"]:
             ended = st["ended"]
-            writer.writerow([rep["version"], "state", st["id"], "", "", st["entered"], "", sum(st["left"].values()),
-                             ended["cancel"], ended["expired"], ended["completed"], ended["restart"], ended["back"],
-                             "" if st["median_seconds"] is None else st["median_seconds"]])
+            rows.append([rep["version"], "state", st["id"], "", "", st["entered"], "", sum(st["left"].values()),
+                         ended["cancel"], ended["expired"], ended["completed"], ended["restart"], ended["back"],
+                         "" if st["median_seconds"] is None else st["median_seconds"]])
         for tr in rep["transitions"]:
-            writer.writerow([rep["version"], "transition", tr["id"], tr["source"] or "", tr["target"] or "", "",
-                             tr["fired"], "", "", "", "", "", "", ""])
-    return out.getvalue()
+            rows.append([rep["version"], "transition", tr["id"], tr["source"] or "", tr["target"] or "", "",
+                         tr["fired"], "", "", "", "", "", "", ""])
+    return to_csv_text(rows)

@@ -9,10 +9,11 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from server.db.base import table_of
 from server.db.funnel import FunnelCounterRow
 from server.runtime.funnel_counts import split_group
 
-F = FunnelCounterRow.__table__
+F = table_of(FunnelCounterRow)
 KEY = ["bot_id", "flow_id", "version", "hour", "field"]
 
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 import time
 
 from server import metrics
-from server.runtime.stores.base import DialogStore, StoreUnavailable
+from server.runtime.stores.base import StoreUnavailable
+from server.runtime.stores.ports import Health
 
 # Counting dialogs per version walks every dialog on Redis: at most once per this many seconds.
 DIALOGS_EVERY = 60.0
 _last_dialogs: dict[int, float] = {}
 
 
-async def sample_gauges(store: DialogStore, now: float | None = None) -> None:
+async def sample_gauges(store: Health, now: float | None = None) -> None:
     """Set OUTBOX_DEPTH, OUTBOX_OLDEST_SECONDS and (every DIALOGS_EVERY) DIALOGS from the store.
 
     Meant to be awaited on each /metrics scrape; a store that does not answer leaves the gauges as they were.

@@ -6,9 +6,9 @@ import logging
 from typing import Awaitable, Callable
 
 
-async def repeat(name: str, pass_once: Callable[[], Awaitable[None]], interval: float,
+async def repeat(name: str, pass_once: Callable[[], Awaitable[object]], interval: float,
                  log: logging.Logger) -> None:
-    """Run `pass_once` every `interval` seconds until cancelled.
+    """Run `pass_once` every `interval` seconds until cancelled (what a pass returns is not used).
 
     A failing pass (a storage hiccup) is logged once per outage, not every pass, and its end is logged too;
     what the pass did not finish is picked up by the next one.

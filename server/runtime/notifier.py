@@ -13,10 +13,10 @@ class Notifier:
     """Redis pub/sub: tell every replica that a bot changed (publish, token, secret)."""
 
     def __init__(self, url: str, channel: str, catalog: Catalog) -> None:
-        from redis.asyncio import Redis
+        from server.runtime.stores.sentinel import redis_py
 
         # Connecting (and closing) is bounded; a subscriber's reads are not: it waits for news by design.
-        self._redis = Redis.from_url(url, socket_connect_timeout=5.0)
+        self._redis = redis_py(url, socket_connect_timeout=5.0)
         self._channel = channel
         self._catalog = catalog
         self._task: asyncio.Task[None] | None = None

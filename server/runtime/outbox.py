@@ -5,30 +5,40 @@ claimer and the same process sends at once; otherwise the current claimer picks 
 is sending. A claim is a lease renewed while its sender works, so a dead sender's queue moves to another
 replica within LEASE. A send whose outcome is unknown (the request went out, no answer came) is counted
 and logged, and not repeated: repeating it could show the user the same message twice.
+
+Sends are fenced: a sender calls the messenger only while it can prove it still holds the claim. Every answer that
+proves it (the commit, an ack, a renewal) says until when, on this process's monotonic clock counted from
+before the request went out; right before each call the sender checks that time, and past it asks the
+store again (the claim's owner token is the fencing token) or stops. A sender that paused, lost the store
+or was overtaken therefore makes no call after its claim could have moved on, except the one call it had
+already begun, which is counted and logged as an unknown outcome.
 """
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
-import random
 import time
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Protocol
 
 import httpx
 
-from flows.session import Reply
 from server import metrics
-from server.egress import ActionReply, Allow, EgressRefused, post_action
+from server.channels.base import SendError
+from server.egress import ActionReply, Allow, post_action
+from server.runtime import actions
+from server.runtime.actions import GIVE_UP, backoff
 from server.runtime.catalog import BotInfo, Catalog
 from server.runtime.loop import repeat
-from server.runtime.max_client import MaxApiError, MaxClient
-from server.runtime.max_format import message_body
-from server.runtime.stores.base import Ack, Claim, DialogStore, Next, StoreUnavailable, new_token
+from server.runtime.waits import Waits
+from server.runtime.stores import ports
+from server.runtime.stores.base import Ack, Claim, Next, StoreUnavailable, held_until, new_token
 
 log = logging.getLogger("botflow.runtime.outbox")
 
-GIVE_UP = 24 * 3600.0  # replies and actions older than this are dropped (and logged)
+
+class OutboxStore(ports.Outbox, ports.Actions, Protocol):
+    """The two ports a sender works: users' send queues and webhook actions."""
+
 LEASE = 5.0  # a claim on a user's outbox, renewed every HOLD_EVERY while its sender works
 HOLD_EVERY = LEASE / 4
 ACTION_LEASE = 30.0  # longer than an action's POST may take (ACTION_TIMEOUT), so it needs no renewal
@@ -39,85 +49,18 @@ SLOW_SEND = 0.5
 # A reserved rate slot this close is taken at once: a sleep that short costs an event-loop pass per send
 # and the loop's timers are no finer anyway; slots are absolute times, so the error never accumulates.
 SLOT_GRAIN = 0.001
+# A reserved slot missed by more than this (this process stood still) is not used: the sends of a stall
+# would leave at once and crowd the next second where MAX counts them; such a send reserves a new slot.
+LATE_SLOT = 0.05
 SLOW_FOR = 10.0
 
 
-def backoff(attempts: int) -> float:
-    """Seconds before the next attempt: 1, 2, 4 ... capped at 5 minutes, with jitter."""
-    return min(300.0, 2.0 ** max(0, attempts - 1)) * random.uniform(0.8, 1.2)
-
-
-class MaxSender:
-    """Turns outbox items into MAX calls."""
-
-    def __init__(self, client: MaxClient) -> None:
-        self.client = client
-
-    async def __call__(self, bot: BotInfo, item: dict[str, Any]) -> None:
-        if not bot.token:
-            raise MaxApiError(None, "no.token", f"bot {bot.id} has no token", False)
-        if item["op"] == "answer":
-            await self.client.answer_callback(bot.token, item["callback_id"], notification=item.get("notification"),
-                                              answer=False)
-            return
-        body = message_body(Reply(item["text"], item.get("buttons") or []))
-        if item.get("chat_id") is not None:
-            await self.client.send_message(bot.token, chat_id=item["chat_id"], body=body, answer=False)
-        else:
-            await self.client.send_message(bot.token, user_id=item["user_id"], body=body, answer=False)
-
-
-SENT, DONE, RETRY = "sent", "done", "retry"
+SENT, DONE, RETRY, FENCED = "sent", "done", "retry", "fenced"
 SEND_SECONDS = {op: metrics.REPLY_SEND_SECONDS.labels(op=op) for op in ("send", "answer")}
 
 
 async def _nothing() -> None:
     """What `Outbox.start` hands back when its caller does not wait."""
-
-
-class Waits:
-    """Bounded waits for futures without a timer each: every webhook waits, and a timer per wait (armed,
-    then cancelled) costs more than the rest of its bookkeeping. All waits share one bound, so deadlines
-    arrive in order and one ticker wakes the expired ones."""
-
-    TICK = 0.1
-
-    def __init__(self) -> None:
-        self._queue: collections.deque[tuple[float, asyncio.Future[None]]] = collections.deque()
-        self._ticking = False
-
-    async def within(self, future: asyncio.Future[Any], seconds: float) -> None:
-        """Return when `future` is done or about `seconds` passed (up to TICK later); never cancels it."""
-        if future.done():
-            return
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
-
-        def wake(_: Any = None) -> None:
-            if not waiter.done():
-                waiter.set_result(None)
-
-        future.add_done_callback(wake)
-        self._queue.append((loop.time() + seconds, waiter))
-        if not self._ticking:
-            self._ticking = True
-            loop.call_later(self.TICK, self._tick, loop)
-        try:
-            await waiter
-        finally:
-            future.remove_done_callback(wake)
-
-    def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
-        now = loop.time()
-        queue = self._queue
-        while queue and (queue[0][0] <= now or queue[0][1].done()):
-            _, waiter = queue.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-        if queue:
-            loop.call_later(self.TICK, self._tick, loop)
-        else:
-            self._ticking = False
 
 
 class Outbox:
@@ -129,7 +72,7 @@ class Outbox:
     pass, and the chain goes on from that call's answer.
     """
 
-    def __init__(self, store: DialogStore, catalog: Catalog, send: Callable[..., Any], http: httpx.AsyncClient,
+    def __init__(self, store: OutboxStore, catalog: Catalog, send: Callable[..., Any], http: httpx.AsyncClient,
                  limiter: Any, *, allow: Allow = Allow(), clock: Callable[[], float] = time.time,
                  interval: float = 0.5) -> None:
         self.store = store
@@ -140,17 +83,21 @@ class Outbox:
         self.limiter = limiter
         self.clock = clock
         self.interval = interval
-        self.owner = new_token()  # claims this replica's poller takes
         self.working: dict[tuple[str, str], str] = {}  # chains running here -> their claim's owner token
+        # chains running here -> until when (time.monotonic()) their claim is proved theirs (the fence)
+        self._held: dict[tuple[str, str], float] = {}
         self._ends: dict[tuple[str, str], asyncio.Future[None]] = {}  # resolved when a chain ends
         self._acks: dict[tuple[str, str], tuple[str, list[str]]] = {}  # sent, not yet acknowledged
         self._flushing = False
         self._active: set[tuple[str, str]] = set()  # users with a drain sending right now
         self._tasks: set[asyncio.Task[Any]] = set()
         self._replies = metrics.Children(metrics.REPLIES)
+        self._rate_limited = metrics.Children(metrics.MAX_RATE_LIMITED)
         self._rate_waits = metrics.Children(metrics.RATE_LIMIT_WAIT_SECONDS)
         self.waits = Waits()
         self._slow_until = 0.0  # monotonic time until which sends count as slow (see start)
+        self._away = False  # the last outbox pass could not reach the store
+        self._quiet_until = 0.0  # monotonic time until which this replica takes over no lapsed claim
 
     def _count(self, bot: str, result: str) -> None:
         self._replies(bot, result).inc()
@@ -161,12 +108,14 @@ class Outbox:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def _begin_chain(self, key: tuple[str, str], owner: str) -> None:
+    def _begin_chain(self, key: tuple[str, str], owner: str, held: float) -> None:
         self.working[key] = owner  # its end future is made only if a turn waits for it (settle)
+        self._held[key] = held
 
     def _end_chain(self, key: tuple[str, str], owner: str) -> None:
         if self.working.get(key) == owner:
             del self.working[key]
+            self._held.pop(key, None)
             end = self._ends.pop(key, None)
             if end is not None and not end.done():
                 end.set_result(None)
@@ -177,10 +126,10 @@ class Outbox:
         The caller awaits what this returns, at most `wait` seconds of those sends; they go on after that
         on their own. (A plain function: the usual case hands back the drain itself, one coroutine fewer.)
         """
-        self._begin_chain((bot.id, user), owner)
+        self._begin_chain((bot.id, user), owner, first.held)
         if wait > 0 and not first.more and self._slow_until < time.monotonic():
-            # One send while MAX answers quickly: from the caller's own coroutine, which costs a third of
-            # a turn less than a task and a bounded wait. Should MAX stall right now, this caller waits for
+            # One send while the messenger answers quickly: from the caller's own coroutine, which costs a third of
+            # a turn less than a task and a bounded wait. Should it stall right now, this caller waits for
             # that one send (no lock is held); the sends after it see the slowness and take the bounded
             # path. A turn with several sends always takes it: their waits add up.
             return self._drain(bot.id, user, owner, first=first, bot=bot, inline=True)
@@ -213,17 +162,41 @@ class Outbox:
         by_owner: dict[str, list[tuple[str, str]]] = {}
         for key, owner in list(self.working.items()):
             by_owner.setdefault(owner, []).append(key)
-        until = self.clock() + LEASE
         for owner, keys in by_owner.items():
-            await self.store.outbox_hold(keys, owner, until)
+            await self._renew(keys, owner)
+
+    async def _renew(self, keys: list[tuple[str, str]], owner: str) -> bool:
+        """Renew `owner`'s claims on `keys`: their proofs move on, or (lost) run out. Whether all were held."""
+        asked = time.monotonic()
+        held = set(await self.store.outbox_hold(keys, owner, self.clock() + LEASE))
+        for key in keys:
+            if self.working.get(key) == owner:
+                self._held[key] = held_until(asked, LEASE) if key in held else 0.0
+        return len(held) == len(keys)
+
+    def _holds(self, key: tuple[str, str], owner: str) -> bool:
+        """Whether this chain's claim is still proved its own right now (no round trip)."""
+        return self.working.get(key) == owner and time.monotonic() < self._held.get(key, 0.0)
 
     async def pass_once(self) -> None:
-        now = self.clock()
-        for claim in await self.store.outbox_claim(now, LEASE, self.owner):
-            self._begin_chain((claim.bot, claim.user), self.owner)
-            self._spawn(self._drain(claim.bot, claim.user, self.owner, claim))
+        now, asked = self.clock(), time.monotonic()
+        owner = new_token()  # a fencing token of its own for each pass's claims: a claim taken again is new
+        # Just back from a store this replica could not reach: its holders (here and elsewhere) get a lease
+        # to renew their claims and record what they sent before any is taken over.
+        take_over = not self._away and asked >= self._quiet_until
+        try:
+            claims = await self.store.outbox_claim(now, LEASE, owner, take_over=take_over)
+        except StoreUnavailable:
+            self._away = True
+            raise
+        if self._away:
+            self._away, self._quiet_until = False, time.monotonic() + LEASE
+        for claim in claims:
+            self._begin_chain((claim.bot, claim.user), owner, held_until(asked, LEASE))
+            self._spawn(self._drain(claim.bot, claim.user, owner, claim))
+        asked = time.monotonic()
         for item in await self.store.actions_due(now, ACTION_LEASE):
-            self._spawn(self._action(item))
+            self._spawn(self._action(item, held_until(asked, ACTION_LEASE)))
 
     async def stop(self, grace: float = 3.0) -> None:
         """Give sends in flight `grace` seconds, then stop them: what they leave is committed and resumed
@@ -266,7 +239,8 @@ class Outbox:
         """Acknowledge every pending sent item in one store call; chains with more to send go on."""
         acks, self._acks = self._acks, {}
         try:
-            more = await self.store.outbox_acks([Ack(b, u, owner, tuple(ids)) for (b, u), (owner, ids) in acks.items()])
+            more = await self.store.outbox_acks([Ack(b, u, owner, tuple(ids)) for (b, u), (owner, ids) in acks.items()],
+                                                LEASE)
         except Exception as exc:  # noqa: BLE001 - acks dropped here would stall every chain in them for good
             if isinstance(exc, StoreUnavailable):
                 metrics.STORE_ERRORS.labels(store=self.store.name).inc()
@@ -291,7 +265,10 @@ class Outbox:
             nxt = going.get(key)
             if nxt is None:
                 self._end_chain(key, owner)
-            elif self.working.get(key) == owner and key not in self._active and key not in self._acks:
+                continue
+            if self.working.get(key) == owner:
+                self._held[key] = nxt.held  # the ack proved the claim again
+            if self.working.get(key) == owner and key not in self._active and key not in self._acks:
                 # Nothing else carries this chain on: a drain still sending, or acks after these, decide later.
                 self._spawn(self._drain(key[0], key[1], owner, first=nxt))
 
@@ -303,6 +280,7 @@ class Outbox:
         key = (bot_id, user)
         batched = self.store.batches_acks
         ended = True
+        unacked = None  # a sent item whose ack has not reached the store yet (unbatched stores)
         self._active.add(key)
         try:
             if first is None:
@@ -329,7 +307,12 @@ class Outbox:
                                 extra={"event": "send_dropped", "bot": bot_id, "user": user, "outcome": "dropped"})
                     outcome, wait = DONE, 0.0
                 else:
-                    outcome, wait = await self._deliver(bot, item, user, sending.slot_at)
+                    outcome, wait = await self._deliver(bot, item, user, sending.slot_at, key, owner)
+                    while outcome == FENCED:
+                        if not await self._prove(key, owner, item):
+                            ended = True
+                            return  # overtaken: the new claimer sends the rest
+                        outcome, wait = await self._deliver(bot, item, user, sending.slot_at, key, owner)
                 if outcome == RETRY:
                     if key in self._acks:  # what went out before it must leave the queue first
                         await self._flush_one(key)
@@ -342,24 +325,47 @@ class Outbox:
                     self._ack_later(key, owner, item["id"])
                     ended = False  # the batch's answer ends the chain or carries it on
                 elif position == len(known):
-                    following = await self.store.outbox_done(bot_id, user, item["id"], owner)
+                    unacked = item["id"]
+                    following = await self.store.outbox_done(bot_id, user, item["id"], owner, LEASE)
+                    unacked = None
+                    if following is not None and self.working.get(key) == owner:
+                        self._held[key] = following.held
                     if following is not None and inline:
                         ended = False  # the chain goes on without keeping its caller waiting
                         self._spawn(self._drain(bot_id, user, owner, first=following, bot=bot))
                         return
                     if following is not None:
                         known.append(following)
-                elif await self.store.outbox_done(bot_id, user, item["id"], owner) is None:
-                    return  # the claim moved on (it lapsed): the new claimer sends the rest
+                else:
+                    unacked = item["id"]
+                    following = await self.store.outbox_done(bot_id, user, item["id"], owner, LEASE)
+                    unacked = None
+                    if following is None:
+                        return  # the claim moved on (it lapsed): the new claimer sends the rest
+                    if self.working.get(key) == owner:
+                        self._held[key] = following.held
         except StoreUnavailable as exc:  # the claim lapses; this or another replica resumes after LEASE
             metrics.STORE_ERRORS.labels(store=self.store.name).inc()
             log.warning("outbox paused, storage unreachable: %s", exc,
                         extra={"event": "outbox_paused", "bot": bot_id, "user": user, "outcome": "store_error"})
             ended = True
+            if unacked is not None:  # it went out: remembered, and recorded once the store answers
+                self._ack_later(key, owner, unacked)
+                ended = False  # the ack's answer ends the chain or carries it on
         finally:
             self._active.discard(key)
             if ended:
                 self._end_chain(key, owner)
+
+    async def _prove(self, key: tuple[str, str], owner: str, item: dict[str, Any]) -> bool:
+        """Ask the store whether `owner` still holds the claim (its proof ran out: a long rate wait, a
+        pause, the store away); False: it does not, and this chain stops before its call."""
+        if self.working.get(key) == owner and await self._renew([key], owner):
+            return True
+        log.warning("stopped before sending a %s: the claim on this outbox is no longer this sender's "
+                    "(it paused, lost the store or was overtaken); its new claimer sends the rest", item["op"],
+                    extra={"event": "send_fenced", "bot": key[0], "user": key[1], "outcome": "fenced"})
+        return False
 
     async def _flush_one(self, key: tuple[str, str]) -> None:
         """Acknowledge one user's pending sent items now (before its head is rescheduled)."""
@@ -367,20 +373,26 @@ class Outbox:
         await self.store.outbox_acks([Ack(key[0], key[1], owner, tuple(ids))])
 
     async def _deliver(self, bot: BotInfo, item: dict[str, Any], user: str | None = None,
-                       slot_at: float | None = None) -> tuple[str, float]:
-        """One MAX call under the bot's shared rate: (SENT | DONE | RETRY, seconds to wait before a retry).
+                       slot_at: float | None = None, key: tuple[str, str] | None = None,
+                       owner: str = "") -> tuple[str, float]:
+        """One messenger call under the bot's shared rate: (SENT | DONE | RETRY, seconds to wait before a retry),
+        or FENCED: the claim of `key`'s chain (`owner`) was not proved its own right before the call.
 
         `slot_at`: when (time.monotonic()) the rate slot the store already reserved for it comes; None
         asks the limiter.
         """
-        if slot_at is None:
+        if slot_at is None or slot_at < time.monotonic() - LATE_SLOT:
             waited = await self.limiter.acquire(bot.id)
         elif (waited := slot_at - time.monotonic()) > SLOT_GRAIN:
             await asyncio.sleep(waited)
+            if time.monotonic() - slot_at > LATE_SLOT:  # woken late: the slot went by meanwhile
+                waited += await self.limiter.acquire(bot.id)
         else:
             waited = 0.0  # that close (or past), it goes at once: nothing was waited
         if waited > 0:
             self._rate_waits(bot.id).inc(waited)
+        if key is not None and not self._holds(key, owner):  # the fence: checked right before the call
+            return FENCED, 0.0
         started = time.perf_counter()
         try:
             try:
@@ -389,14 +401,16 @@ class Outbox:
                 elapsed = time.perf_counter() - started
                 if elapsed > SLOW_SEND:
                     self._slow_until = time.monotonic() + SLOW_FOR
-        except MaxApiError as exc:
+        except SendError as exc:
             SEND_SECONDS[item["op"]].observe(elapsed)
             extra = {"event": "send", "bot": bot.id, "user": user}
             if exc.unknown:
                 self._count(bot.id, "unknown_outcome")
-                log.warning("%s may or may not have reached MAX; not repeated: %s", item["op"], exc,
+                log.warning("%s may or may not have reached the messenger; not repeated: %s", item["op"], exc,
                             extra={**extra, "outcome": "unknown_outcome"})
                 return DONE, 0.0
+            if exc.status == 429:
+                self._rate_limited(bot.id).inc()
             if exc.retryable:
                 if exc.retry_after:
                     await self.limiter.hold(bot.id, exc.retry_after)
@@ -405,7 +419,7 @@ class Outbox:
                          extra={**extra, "outcome": "retried"})
                 return RETRY, exc.retry_after or 0.0
             self._count(bot.id, "refused")
-            log.warning("%s refused by MAX: %s", item["op"], exc, extra={**extra, "outcome": "refused"})
+            log.warning("%s refused by the messenger: %s", item["op"], exc, extra={**extra, "outcome": "refused"})
             return DONE, 0.0
         except Exception as exc:  # noqa: BLE001 - unknown failure before any answer: keep the reply, retry
             self._count(bot.id, "retried")
@@ -414,38 +428,19 @@ class Outbox:
             return RETRY, 0.0
         SEND_SECONDS[item["op"]].observe(elapsed)
         self._count(bot.id, "sent")
+        if key is not None and time.monotonic() >= self._held.get(key, 0.0):
+            # Begun under the claim, answered after it could have moved on (this process paused, or the
+            # store stayed away): a new claimer may send this too.
+            self._count(bot.id, "unknown_outcome")
+            log.warning("%s went out while this sender's claim may have lapsed (a pause or a lost store); "
+                        "a new claimer may send it again", item["op"],
+                        extra={"event": "send_past_claim", "bot": bot.id, "user": user, "outcome": "unknown_outcome"})
         return SENT, 0.0
 
     async def post_action(self, url: str, data: Any) -> ActionReply:
         """The one place a webhook action leaves the process: never to an internal address, answer capped."""
         return await post_action(url, data, allow=self.allow, timeout=ACTION_TIMEOUT, client=self.http)
 
-    async def _action(self, item: dict[str, Any]) -> None:
-        """POST the dialog data to the action's URL; retried with backoff for up to a day."""
-        blocked = False
-        try:
-            response = await self.post_action(item["url"], item["data"])
-            if response.status_code < 300:
-                metrics.ACTIONS.labels(result="sent").inc()
-                await self.store.action_done(item["id"])
-                return
-            permanent = 400 <= response.status_code < 500 and response.status_code not in (408, 425, 429)
-            problem = f"HTTP {response.status_code}"
-        except EgressRefused as exc:  # an internal address stays internal: retrying cannot help
-            permanent, problem, blocked = True, str(exc), True
-        except httpx.HTTPError as exc:
-            permanent, problem = False, f"{type(exc).__name__}: {exc}"
-        except StoreUnavailable:
-            return  # the claim comes back after ACTION_LEASE
-        item["attempts"] = item.get("attempts", 0) + 1
-        try:
-            if permanent or self.clock() - item.get("created", self.clock()) > GIVE_UP:
-                metrics.ACTIONS.labels(result="blocked" if blocked else "refused").inc()
-                log.warning("webhook action to %s abandoned after %d attempts (%s)", item["url"], item["attempts"],
-                            problem, extra={"event": "action", "bot": item.get("bot"), "outcome": "refused"})
-                await self.store.action_done(item["id"])
-                return
-            metrics.ACTIONS.labels(result="retried").inc()
-            await self.store.action_later(item, self.clock() + backoff(item["attempts"]))
-        except StoreUnavailable:
-            pass  # the claim comes back after ACTION_LEASE
+    async def _action(self, item: dict[str, Any], held: float = float("inf")) -> None:
+        """POST one due webhook action (`actions.deliver`) through this sender's `post_action`."""
+        await actions.deliver(self.store, self.post_action, item, held, self.clock)

@@ -8,10 +8,12 @@ from typing import Any
 
 from flows.masking import Masking
 from flows.model import Flow
-from flows.session import Session
+from flows.dialog import Dialog
 from server.runtime import timeline
-from server.runtime.dispatch import MAX_KEY_TTL, Dispatcher, due
-from server.runtime.stores.base import Write
+from flows.timers import timer_at
+from server.runtime.dispatch import Dispatcher
+from server.runtime.turn_events import MAX_KEY_TTL
+from server.runtime.stores.base import TurnCommit
 
 log = logging.getLogger("botflow.runtime.publish")
 
@@ -51,7 +53,7 @@ async def apply(dispatcher: Dispatcher, bot_id: str, flow_id: str, version: int,
 
 async def _one(dispatcher: Dispatcher, bot_id: str, user: str, target: Flow, mode: str) -> bool:
     async with dispatcher.opened(bot_id, user) as turn:
-        stored = turn.loaded.session
+        stored = turn.loaded.dialog
         if stored is None:
             return False
         on_target = (stored.get("flow"), stored.get("version")) == (target.id, target.version)
@@ -63,23 +65,23 @@ async def _one(dispatcher: Dispatcher, bot_id: str, user: str, target: Flow, mod
         write = _migrated(stored, target, now, bot.masking if bot else None) if mode == "migrate" else None
         if write is None:
             why = "reset" if mode == "reset" else f"its state {stored.get('state')!r} does not exist in {label}"
-            write = Write(None, timeline=timeline.note(
+            write = TurnCommit(None, timeline=timeline.note(
                 now, "dropped", stored.get("state"), f"Publish of {label}: dialog dropped ({why}).", None))
         await dispatcher.commit(turn, write)
         return True
 
 
-def _migrated(stored: dict[str, Any], target: Flow, now: float, masking: Masking | None = None) -> Write | None:
+def _migrated(stored: dict[str, Any], target: Flow, now: float, masking: Masking | None = None) -> TurnCommit | None:
     """The dialog moved to `target` with its data, or None when its state does not exist there."""
     if not target.has_state(str(stored.get("state"))):
         return None
     moved = dict(stored)
     moved["flow"], moved["version"] = target.id, target.version
     moved["history"] = [state for state in stored.get("history") or [] if target.has_state(state)]
-    session = Session.from_dict(moved)
+    session = Dialog.from_dict(moved)
     text = (f"Publish of {target.id} v{target.version}: dialog migrated from "
             f"{stored.get('flow')} v{stored.get('version')}.")
     ttl = max(1, math.ceil(min(session.updated_at + target.settings.session_ttl - now, MAX_KEY_TTL)))
-    moved["due"] = due(target, session)
-    return Write(moved, ttl=ttl, timer_due=moved["due"],
+    moved["due"] = timer_at(target, session)
+    return TurnCommit(moved, ttl=ttl, timer_due=moved["due"],
                  timeline=timeline.note(now, "migrated", session.state, text, moved, masking, target))

@@ -8,20 +8,20 @@ from typing import Any, Callable
 from sqlalchemy import select
 
 from server.db.models import BotRow
-from server.runtime.stores.base import DialogStore
-from server.services.privacy import RETENTION_DEFAULT
+from server.runtime.stores.ports import Timelines
 
 log = logging.getLogger("botflow.runtime.retention")
 
 # Every replica runs the pass: deleting what is past its cutoff twice deletes nothing more.
 RETENTION_EVERY = 60.0
 DAY = 86_400
+RETENTION_DEFAULT = 30  # days: a month of transcripts to look back on, as most chat tools keep
 
 
 class Retention:
     """Deletes the timeline records each bot no longer keeps (those of deleted bots after the default)."""
 
-    def __init__(self, store: DialogStore, sessionmaker: Any, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, store: Timelines, sessionmaker: Any, clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.sessionmaker = sessionmaker
         self.clock = clock

@@ -8,7 +8,7 @@ from typing import Any
 from flows.inputs import shown
 from flows.masking import MASK, Masking, Memo, mask_text, replacer, secrets_of
 from flows.model import Flow
-from flows.session import StepResult, Update
+from flows.dialog import StepResult, Update
 
 
 def describe(update: Update) -> str:
@@ -41,7 +41,8 @@ def brief(now: float, update: Update, before: str | None, result: StepResult,
     which was a tenth of a turn); readers and the timeline mover expand it.
 
     The list: [t, kind, state before, update text, step kind, state, transition, reason, completed state,
-    completed data as JSON, reply texts...].
+    completed data as JSON, replies...]: a plain reply as its text, one with markup or a picture as
+    {"text", "format", "image", "upload"} (only the keys it sets).
     """
     state = after["state"] if after is not None else None
     completed = result.completed
@@ -52,15 +53,28 @@ def brief(now: float, update: Update, before: str | None, result: StepResult,
              None, None]
     if completed is not None:
         entry[8], entry[9] = completed.state, json.dumps(completed.data, ensure_ascii=False, default=str)
-    entry += [reply.text for reply in result.replies]
+    entry += [reply.text if reply.format is None and reply.image is None and reply.upload is None
+              else reply.to_dict() | {"buttons": None} for reply in result.replies]
     return entry
+
+
+def _reply(reply: str | dict[str, Any], state: str | None) -> list[Any]:
+    """A reply's timeline entry: [kind, state, transition, text], then its look when it has one."""
+    if isinstance(reply, str):
+        return ["reply", state, None, reply]
+    look = {key: reply[key] for key in LOOK if reply.get(key) is not None}
+    return ["reply", state, None, reply.get("text", ""), look]
+
+
+# What a reply may carry besides its text: MAX's markup and a picture.
+LOOK = ("format", "image", "upload")
 
 
 def expand(entry: list[Any], snap: dict[str, Any] | None) -> dict[str, Any]:
     """The record a `brief` stands for, given the snapshot of the dialog it saved (`snapshot`)."""
     now, kind, before, text, step_kind, state, transition, reason, done_state, done_data, *replies = entry
     entries: list[list[Any]] = [[kind, before, None, text], [step_kind, state, transition, reason]]
-    entries.extend(["reply", state, None, reply] for reply in replies)
+    entries.extend(_reply(reply, state) for reply in replies)
     if done_state is not None:
         entries.append(["completed", done_state, None, done_data])
     return {"t": now, "e": entries, "s": snap}
@@ -113,7 +127,7 @@ def _mask(rec: dict[str, Any], masking: Masking, flow: Flow | None, answering: s
 def note(now: float, kind: str, state: str | None, text: str, after: dict[str, Any] | None,
          masking: Masking | None = None, flow: Flow | None = None) -> dict[str, Any]:
     """A record that is not an update (a publish dropped or migrated the dialog)."""
-    rec = {"t": now, "e": [[kind, state, None, text]], "s": snapshot(after)}
+    rec: dict[str, Any] = {"t": now, "e": [[kind, state, None, text]], "s": snapshot(after)}
     if masking and rec["s"] is not None:
         keys = masking.masked_keys(flow)
         rec["s"]["data"] = masking.data(rec["s"].get("data"), keys)
@@ -130,8 +144,9 @@ def entries(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for rec in records:
         when = iso(rec["t"])
-        for kind, state, transition, text in rec["e"]:
-            out.append({"time": when, "kind": kind, "state": state, "transition": transition, "text": text})
+        for kind, state, transition, text, *look in rec["e"]:
+            out.append({"time": when, "kind": kind, "state": state, "transition": transition, "text": text,
+                        **(look[0] if look else {})})
     return out
 
 
@@ -143,8 +158,9 @@ def state_at(records: list[dict[str, Any]], index: int) -> tuple[dict[str, Any],
         count = len(rec["e"])
         if index < position + count:
             offset = index - position
-            kind, state, transition, text = rec["e"][offset]
-            entry = {"time": iso(rec["t"]), "kind": kind, "state": state, "transition": transition, "text": text}
+            kind, state, transition, text, *look = rec["e"][offset]
+            entry = {"time": iso(rec["t"]), "kind": kind, "state": state, "transition": transition, "text": text,
+                     **(look[0] if look else {})}
             is_update = offset == 0 and len(rec["e"]) > 1
             return entry, previous if is_update else rec["s"]
         position += count

@@ -6,7 +6,7 @@ import logging
 import time
 from typing import Callable
 
-from flows.session import Update
+from flows.dialog import Update
 from server.runtime.catalog import BotInfo
 from server.runtime.dispatch import Dispatcher
 from server.runtime.loop import repeat

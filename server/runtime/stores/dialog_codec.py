@@ -11,9 +11,14 @@ from typing import Any
 
 import msgspec
 
-# The order is the format: append new names at the end, never reorder or remove one.
-FIELDS = ("flow", "version", "state", "data", "history", "attempts", "started_at", "updated_at",
-          "entered_at", "reminded", "timeout_held", "chat_id", "due")
+from flows.dialog import DIALOG_FIELDS
+
+# The order is the format: the record's own fields (`flows.dialog.Dialog`) as they were when this array
+# was made, then what the runtime keeps beside them; a field the record gains later (as `language` did)
+# travels in the trailing map, so a stored dialog never changes meaning. Never reorder or remove one.
+RUNTIME_FIELDS = ("chat_id", "due", "turn")
+LATER_FIELDS = ("language",)
+FIELDS = tuple(name for name in DIALOG_FIELDS if name not in LATER_FIELDS) + RUNTIME_FIELDS
 _POSITION = {name: index for index, name in enumerate(FIELDS)}
 _COUNT = len(FIELDS)
 # Stands for a field the dialog does not have (None is a value a field may hold).

@@ -4,19 +4,22 @@ from __future__ import annotations
 import copy
 import time
 from collections import deque
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Coroutine
 
+from server.runtime.stores.listing import CountKey, DialogPage, Search
 from server.runtime.stores.memory_listing import MemoryListing
 from server.runtime.funnel_counts import expired_fields, split_group
 from server.runtime.timeline import as_record
+from server.runtime.stores.ports import DialogStore
 from server.runtime.stores.base import (
-    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Claim, DialogStore, Loaded, LockLost, Next, Sample, Write,
+    BUSY, DEDUPE_TTL, DUPLICATE, LOCK_MS, OK, TIMELINE_CAP, Claim, Loaded, LockLost, Next, Sample, TurnCommit,
+    held_until,
 )
 
 Key = tuple[str, str]
 
 
-class MemoryStore(MemoryListing, DialogStore):
+class MemoryStore(DialogStore):
     """Dicts with expiry times; every method runs without awaiting, so each is atomic."""
 
     name = "memory"
@@ -33,6 +36,23 @@ class MemoryStore(MemoryListing, DialogStore):
         self._owners: dict[Key, str] = {}  # who holds the user's outbox claim
         self._actions: dict[str, tuple[dict[str, Any], float]] = {}
         self._counters: dict[tuple[str, str], dict[str, int]] = {}  # (bot, group) -> field -> count
+        self.listing = MemoryListing(self._running)
+
+    def _running(self, bot: str) -> list[tuple[str, dict[str, Any]]]:
+        """(user, dialog) of the bot's dialogs that have not expired."""
+        found = []
+        for key in list(self._dialogs):
+            if key[0] == bot:
+                session = self._dialog(key)
+                if session is not None:
+                    found.append((key[1], session))
+        return found
+
+    def dialog_counts(self, bot: str) -> Coroutine[Any, Any, dict[CountKey, int]]:
+        return self.listing.dialog_counts(bot)
+
+    def dialog_page(self, bot: str, search: Search) -> Coroutine[Any, Any, DialogPage]:
+        return self.listing.dialog_page(bot, search)
 
     def _owner(self, key: Key) -> str | None:
         held = self._locks.get(key)
@@ -63,8 +83,8 @@ class MemoryStore(MemoryListing, DialogStore):
         self._locks[key] = (token, self.clock() + LOCK_MS / 1000)
         return True
 
-    async def commit(self, bot: str, user: str, token: str, write: Write, loaded: Loaded) -> Next | None:
-        key, now = (bot, user), self.clock()
+    async def commit(self, bot: str, user: str, token: str, write: TurnCommit, loaded: Loaded) -> Next | None:
+        key, now, asked = (bot, user), self.clock(), time.monotonic()
         if self._owner(key) != token:
             raise LockLost(f"{bot}/{user}")
         if write.counts is not None:
@@ -72,14 +92,14 @@ class MemoryStore(MemoryListing, DialogStore):
             if write.counts.prior_gone and key in self._dialogs:
                 pairs = [*pairs, expired_fields(self._dialogs[key][0], now)]
             self._count(bot, pairs)
-        if write.session is None:
+        if write.dialog is None:
             self._dialogs.pop(key, None)
             self._timers.pop(key, None)
         else:
-            self._dialogs[key] = (copy.deepcopy(write.session), now + write.ttl)
+            self._dialogs[key] = (copy.deepcopy(write.dialog), now + write.ttl)
         if write.timeline is not None:
             line = self._timelines.setdefault(key, deque(maxlen=TIMELINE_CAP))
-            line.append(copy.deepcopy(as_record(write.timeline, write.session)))
+            line.append(copy.deepcopy(as_record(write.timeline, write.dialog)))
         if write.dedupe is not None:
             self._dedupe[(bot, user, write.dedupe)] = now + DEDUPE_TTL
         if write.timer_due is None:
@@ -91,7 +111,8 @@ class MemoryStore(MemoryListing, DialogStore):
             self._outbox.setdefault(key, deque()).extend(copy.deepcopy(write.outbox))
             if key not in self._outq:
                 self._outq[key], self._owners[key] = now + write.outbox_lease, token
-                claimed = Next(copy.deepcopy(write.outbox[0]), more=tuple(Next(copy.deepcopy(i)) for i in write.outbox[1:]))
+                claimed = Next(copy.deepcopy(write.outbox[0]), more=tuple(Next(copy.deepcopy(i)) for i in write.outbox[1:]),
+                               held=held_until(asked, write.outbox_lease))
         for action in write.actions:
             self._actions[action["id"]] = (copy.deepcopy(action), now)
         del self._locks[key]
@@ -132,14 +153,16 @@ class MemoryStore(MemoryListing, DialogStore):
                 self._timelines[key] = deque(kept, maxlen=TIMELINE_CAP)
         return gone
 
-    async def session(self, bot: str, user: str) -> dict[str, Any] | None:
+    async def dialog(self, bot: str, user: str) -> dict[str, Any] | None:
         return copy.deepcopy(self._dialog((bot, user)))
 
     async def timeline(self, bot: str, user: str) -> list[dict[str, Any]]:
         return copy.deepcopy(list(self._timelines.get((bot, user), ())))
 
-    async def timeline_users(self, bot: str, limit: int) -> list[str]:
-        return [user for (b, user), line in list(self._timelines.items()) if b == bot and line][:limit]
+    async def bot_timelines(self, bot: str) -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
+        for (owner, user), line in list(self._timelines.items()):
+            if owner == bot and line:
+                yield user, copy.deepcopy(list(line))
 
     async def users(self, bot: str) -> AsyncIterator[str]:
         for key in list(self._dialogs):
@@ -170,9 +193,12 @@ class MemoryStore(MemoryListing, DialogStore):
             if key in self._timers and self._timers[key] < until:
                 self._timers[key] = until
 
-    async def outbox_claim(self, now: float, lease: float, owner: str, limit: int = 100) -> list[Claim]:
+    async def outbox_claim(self, now: float, lease: float, owner: str, limit: int = 100, *,
+                           take_over: bool = True) -> list[Claim]:
         claims = []
         for key in self._due(self._outq, now, limit):
+            if not take_over and self._owners.get(key) is not None:
+                continue
             self._outq[key] = now + lease
             taken_over = self._owners.get(key) is not None
             self._owners[key] = owner
@@ -189,19 +215,20 @@ class MemoryStore(MemoryListing, DialogStore):
         queue = self._outbox.get((bot, user))
         return copy.deepcopy(queue[0]) if queue else None
 
-    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str) -> Next | None:
-        key = (bot, user)
+    async def outbox_done(self, bot: str, user: str, item_id: str, owner: str, lease: float = 5.0) -> Next | None:
+        key, asked = (bot, user), time.monotonic()
+        queue = self._outbox.get(key)
+        if queue and queue[0]["id"] == item_id:  # it went out, whoever sent it
+            queue.popleft()
         if self._owners.get(key) != owner:
             return None
-        queue = self._outbox.get(key)
-        if queue and queue[0]["id"] == item_id:
-            queue.popleft()
         if not queue:
             self._outbox.pop(key, None)
             self._outq.pop(key, None)
             self._owners.pop(key, None)
             return None
-        return Next(copy.deepcopy(queue[0]))
+        self._outq[key] = self.clock() + lease
+        return Next(copy.deepcopy(queue[0]), held=held_until(asked, lease))
 
     async def outbox_later(self, bot: str, user: str, item: dict[str, Any], at: float, owner: str) -> None:
         key = (bot, user)

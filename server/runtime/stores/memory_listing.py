@@ -4,23 +4,17 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable
 
+from server.runtime.stores.ports import Listing
 from server.runtime.stores.listing import CountKey, DialogPage, Search, check, key_of, line, wanted
 
 
-class MemoryListing:
-    """Mixed into MemoryStore: reads its `_dialogs` through `_dialog` (which drops expired ones)."""
+class MemoryListing(Listing):
+    """The in-process store's listing part: reads the running dialogs through `running(bot)`."""
 
-    _dialogs: dict[tuple[str, str], Any]
-    _dialog: Callable[[tuple[str, str]], dict[str, Any] | None]
+    name = "memory"
 
-    def _running(self, bot: str) -> list[tuple[str, dict[str, Any]]]:
-        found = []
-        for key in list(self._dialogs):
-            if key[0] == bot:
-                session = self._dialog(key)
-                if session is not None:
-                    found.append((key[1], session))
-        return found
+    def __init__(self, running: Callable[[str], list[tuple[str, dict[str, Any]]]]) -> None:
+        self._running = running
 
     async def dialog_counts(self, bot: str) -> dict[CountKey, int]:
         return dict(Counter(key_of(session) for _, session in self._running(bot)))

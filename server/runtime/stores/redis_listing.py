@@ -4,12 +4,13 @@ from __future__ import annotations
 import base64
 import re
 from collections import Counter
-from typing import Any, Callable
+from typing import Any
 
 import msgspec
 
-from server.runtime.keys import Keys
 from server.runtime.stores import dialog_codec
+from server.runtime.stores.ports import Listing
+from server.runtime.stores.redis_conn import RedisConn
 from server.runtime.stores.listing import (
     BAD_CURSOR, CURSOR_MAX, BadSearch, CountKey, DialogLine, DialogPage, Search, check, key_of, line, wanted,
 )
@@ -48,37 +49,41 @@ def _parse(cursor: str) -> tuple[int, list[str]]:
     return int(parsed[1]), held
 
 
-class RedisListing:
-    """Mixed into RedisStore (its keys and `_call`). A cursor is `<SCAN cursor>`, or `<SCAN cursor>.<users>`
+class RedisListing(Listing):
+    """Running dialogs found by SCAN over the dialog keys. A cursor is `<SCAN cursor>`, or `<SCAN cursor>.<users>`
     when a page ended inside a SCAN step that returned more than it had room for (a bucket of keys is
     never split): the users it left out, shown first on the next page."""
 
-    keys: Keys
-    _call: Callable[..., Any]
+    name = "redis"
+
+    def __init__(self, conn: RedisConn) -> None:
+        self.conn = conn
 
     def _pattern(self, bot: str, prefix: str = "") -> str:
-        return f"{_glob(self.keys.base)}{{{_glob(bot)}:{_glob(prefix)}*}}:d"
+        return f"{_glob(self.conn.keys.of(bot).base)}{{{_glob(bot)}:{_glob(prefix)}*}}:d"
 
-    async def _batch(self, cursor: int, pattern: str,
+    async def _batch(self, cursor: int, pattern: str, bot: str,
                      count: int = SCAN_COUNT) -> tuple[int, list[tuple[str, dict[str, Any]]]]:
-        """One SCAN step: the next cursor and the (user, dialog) pairs found, in SCAN's order."""
-        after, keys = await self._call("SCAN", cursor, "MATCH", pattern, "COUNT", count)
+        """One SCAN step: the next cursor and the (user, dialog) pairs found, in SCAN's order. In a cluster
+        the bot's keys share one slot: SCAN asks the node holding it."""
+        after, keys = await self.conn.call_at(self.conn.keys.user(bot, ""), "SCAN", cursor, "MATCH", pattern,
+                                              "COUNT", count)
         return int(after), await self._read(keys)
 
     async def _read(self, keys: list[bytes]) -> list[tuple[str, dict[str, Any]]]:
         """(user, dialog) of those of the dialog keys still there."""
         found = []
         if keys:
-            for key, raw in zip(keys, await self._call("MGET", *keys)):
+            for key, raw in zip(keys, await self.conn.call("MGET", *keys)):
                 if raw is not None:
-                    found.append((self.keys.parse_dialog(key.decode())[1], dialog_codec.decode(raw)))
+                    found.append((self.conn.keys.parse_dialog(key.decode())[1], dialog_codec.decode(raw)))
         return found
 
     async def dialog_counts(self, bot: str) -> dict[CountKey, int]:
         counts: Counter[CountKey] = Counter()
         cursor, pattern = 0, self._pattern(bot)
         while True:
-            cursor, found = await self._batch(cursor, pattern)
+            cursor, found = await self._batch(cursor, pattern, bot)
             counts.update(key_of(session) for _, session in found)
             if cursor == 0:
                 return dict(counts)
@@ -86,10 +91,11 @@ class RedisListing:
     async def dialog_page(self, bot: str, search: Search) -> DialogPage:
         check(search)
         if search.exact:
-            raw = await self._call("GET", self.keys.user(bot, search.user) + "d")
+            raw = await self.conn.call("GET", self.conn.keys.user(bot, search.user) + "d")
             session = dialog_codec.decode(raw) if raw is not None else None
-            hit = session is not None and wanted(search, search.user, session)
-            return DialogPage([line(search.user, session)] if hit else [])
+            if session is None or not wanted(search, search.user, session):
+                return DialogPage([])
+            return DialogPage([line(search.user, session)])
         # Pages end where a SCAN step does, so the next one goes on from a cursor of Redis's own: SCAN returns
         # every key there the whole walk whatever Redis does to its table meanwhile (a dialog may show twice
         # if the table shrinks). Walking one step again would not do: once Redis resizes or rehashes its
@@ -97,7 +103,7 @@ class RedisListing:
         cursor, held = _parse(search.cursor) if search.cursor else (0, [])
         page: list[DialogLine] = []
         if held:  # read again: they may have ended or changed since
-            keys = [(self.keys.user(bot, user) + "d").encode() for user in held]
+            keys = [(self.conn.keys.user(bot, user) + "d").encode() for user in held]
             lines = [line(user, s) for user, s in await self._read(keys) if wanted(search, user, s)]
             if len(lines) > search.limit:
                 return DialogPage(lines[:search.limit], _cursor(cursor, [x.user for x in lines[search.limit:]]))
@@ -110,7 +116,7 @@ class RedisListing:
             if need == 0:
                 break
             start = cursor
-            cursor, found = await self._batch(start, pattern, count)
+            cursor, found = await self._batch(start, pattern, bot, count)
             lines = [line(user, s) for user, s in found if wanted(search, user, s)]
             if len(lines) > need and count > need:
                 # more than the page has room for: that step again in one of about `need` keys

@@ -6,14 +6,14 @@ in order: many concurrent turns share one write syscall and nobody waits for a p
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections import deque
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import unquote, urlparse
 
 from hiredis import Reader, pack_command
 
+from server.lua_script import Script
 from server.runtime.stores.base import StoreUnavailable
 
 # Redis's own default for proto-max-bulk-len, and some room for the reply around such a string: more
@@ -39,7 +39,8 @@ def pack(args: tuple[Any, ...]) -> bytes:
     try:
         return pack_command(args)
     except TypeError:
-        return pack_command(tuple(a if type(a) in _PACKED else str(a) for a in args))
+        # hiredis's stub types the command as a 1-tuple; it takes any number of arguments.
+        return pack_command(tuple(a if type(a) in _PACKED else str(a) for a in args))  # type: ignore[arg-type]
 
 
 class Parser:
@@ -137,14 +138,6 @@ class _Connection(asyncio.Protocol):
         self.out.clear()
 
 
-class Script:
-    """A Lua script called by SHA, loaded on first NOSCRIPT."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.sha = hashlib.sha1(source.encode()).hexdigest()
-
-
 class RespClient:
     """Pipelined calls over one lazily (re)connected socket; an overdue reply closes the socket.
 
@@ -166,6 +159,8 @@ class RespClient:
         self._conn: _Connection | None = None
         self._connecting: asyncio.Lock | None = None
         self._watchdog: asyncio.Task[None] | None = None
+        # Connections made so far: the server behind a new one may have restarted empty (`stores.lost`).
+        self.connects = 0
 
     async def _connect(self) -> _Connection:
         if self._connecting is None:
@@ -182,7 +177,7 @@ class RespClient:
             except (OSError, TimeoutError) as exc:
                 if conn is not None:
                     conn.fail(StoreUnavailable("connection abandoned"))
-                raise StoreUnavailable(f"{where} unreachable: {exc or 'no answer in time'}") from None
+                raise StoreUnavailable(f"{where} unreachable: {str(exc) or 'no answer in time'}") from None
             except RedisError as exc:
                 conn.fail(StoreUnavailable("connection refused by the server"))  # type: ignore[union-attr]
                 # The server's words (WRONGPASS, NOAUTH, DB index out of range) never include the password.
@@ -191,6 +186,7 @@ class RespClient:
                 conn.fail(StoreUnavailable("connection lost during set-up"))  # type: ignore[union-attr]
                 raise
             self._conn = conn
+            self.connects += 1
             if self._watchdog is None or self._watchdog.done():
                 self._watchdog = asyncio.create_task(self._watch())
             return conn
@@ -260,6 +256,8 @@ class RedisPyClient:
         # The store reads raw RESP replies (as the pipelined client gives them); redis-py's per-command
         # callbacks would turn XRANGE into dicts, SET NX into booleans and so on.
         self.redis.response_callbacks.clear()
+        # Calls that failed for the connection: the next is made on a new one (`RespClient.connects`).
+        self.connects = 0
 
     async def call(self, *args: Any) -> Any:
         from redis.exceptions import AuthenticationError, NoScriptError, ResponseError
@@ -269,6 +267,7 @@ class RedisPyClient:
         try:
             return await self.redis.execute_command(*args)
         except (AuthenticationError, RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            self.connects += 1
             raise StoreUnavailable(str(exc)) from None
         except NoScriptError as exc:  # redis-py strips the NOSCRIPT word that run() looks for
             raise RedisError(f"NOSCRIPT {exc}") from exc
@@ -287,8 +286,27 @@ class RedisPyClient:
         await self.redis.aclose()
 
 
-def connect(url: str, timeout: float = 5.0, connect_timeout: float | None = None) -> RespClient | RedisPyClient:
-    """The pipelined client for plain redis:// URLs, redis-py for the rest."""
+class Client(Protocol):
+    """What the Redis store asks of a client: commands, scripts, and closing."""
+
+    async def call(self, *args: Any) -> Any: ...
+
+    async def run(self, script: Script, keys: list[str], args: list[Any]) -> Any: ...
+
+    async def close(self) -> None: ...
+
+
+def connect(url: str, timeout: float = 5.0, connect_timeout: float | None = None) -> Client:
+    """The pipelined client for plain redis:// URLs (and the master a redis+sentinel:// URL's sentinels
+    name), redis-py for the rest."""
     if url.startswith("redis://"):
         return RespClient(url, timeout, connect_timeout)
+    if url.startswith("redis+cluster://"):
+        from server.runtime.stores.cluster import ClusterClient
+
+        return ClusterClient(url, timeout, connect_timeout)
+    if url.startswith("redis+sentinel://"):
+        from server.runtime.stores.sentinel import SentinelClient
+
+        return SentinelClient(url, timeout, connect_timeout)
     return RedisPyClient(url, timeout, connect_timeout)

@@ -1,6 +1,7 @@
 """The SQL store's live-dialog counts (one GROUP BY) and listing (keyset pages over the primary key)."""
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any, Callable
 
 import msgspec
@@ -9,11 +10,13 @@ from sqlalchemy.dialects.postgresql import JSON, JSONB
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from server.runtime.models import DialogRow
+from server.db.base import table_of
+from server.db.runtime_tables import DialogRow
 from server.runtime.stores.base import StoreUnavailable
+from server.runtime.stores.ports import Listing
 from server.runtime.stores.listing import CountKey, DialogPage, Search, check, line, wanted
 
-D = DialogRow.__table__
+D = table_of(DialogRow)
 
 
 def _like(prefix: str) -> str:
@@ -21,29 +24,33 @@ def _like(prefix: str) -> str:
     return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-class SqlListing:
-    """Mixed into SqlStore (its engine, clock and dialect)."""
+class SqlListing(Listing):
+    """The SQL store's listing part; the dialect's subclass says how SQL reads the dialog's JSON."""
 
-    engine: AsyncEngine
-    clock: Callable[[], float]
-    postgres: bool
+    name = "sql"
 
-    def _field(self, name: str) -> Any:
-        if self.postgres:
-            return cast(D.c.session, JSONB)[name].astext
-        return func.json_extract(D.c.session, f"$.{name}")
+    def __init__(self, engine: AsyncEngine, clock: Callable[[], float]) -> None:
+        self.engine = engine
+        self.clock = clock
+
+    @abstractmethod
+    def field(self, name: str) -> Any:
+        """A top-level field of the stored dialog, as text."""
+
+    @abstractmethod
+    def version_is(self, version: int) -> Any:
+        """The condition that the stored dialog runs flow version `version`."""
+
+    def counts_query(self, bot: str) -> Any:
+        """Running dialogs per (flow, version, state)."""
+        flow, version, state = self.field("flow"), self.field("version"), self.field("state")
+        return select(flow, version, state, func.count()).where(self._running(bot)).group_by(flow, version, state)
 
     def _running(self, bot: str) -> Any:
         return (D.c.bot_id == bot) & D.c.session.is_not(None) & (D.c.expires_at > self.clock())
 
     async def dialog_counts(self, bot: str) -> dict[CountKey, int]:
-        if self.postgres:  # each dialog parsed once, as json (cheaper to parse than jsonb): 100k in ~0.3 s
-            parsed = select(cast(D.c.session, JSON).label("j")).where(self._running(bot)).subquery()
-            flow, version, state = (parsed.c.j[name].astext for name in ("flow", "version", "state"))
-            query = select(flow, version, state, func.count()).select_from(parsed).group_by(flow, version, state)
-        else:
-            flow, version, state = self._field("flow"), self._field("version"), self._field("state")
-            query = select(flow, version, state, func.count()).where(self._running(bot)).group_by(flow, version, state)
+        query = self.counts_query(bot)
         try:
             async with self.engine.connect() as conn:
                 rows = (await conn.execute(query)).all()
@@ -65,11 +72,9 @@ class SqlListing:
         if search.cursor:
             where &= D.c.user_id > search.cursor
         if search.state is not None:
-            where &= self._field("state") == search.state
+            where &= self.field("state") == search.state
         if search.version is not None:
-            version = self._field("version")
-            where &= (cast(version, Integer) if not self.postgres else version) == (
-                search.version if not self.postgres else str(search.version))
+            where &= self.version_is(search.version)
         query = select(D.c.user_id, D.c.session).where(where).order_by(D.c.user_id).limit(search.limit + 1)
         try:
             async with self.engine.connect() as conn:
@@ -80,3 +85,29 @@ class SqlListing:
         page = [line(user, s) for user, s in found[:search.limit] if wanted(search, user, s)]
         more = len(found) > search.limit
         return DialogPage(page, found[search.limit - 1][0] if more else None)
+
+
+class SqliteListing(SqlListing):
+    """SQLite reads JSON with json_extract."""
+
+    def field(self, name: str) -> Any:
+        return func.json_extract(D.c.session, f"$.{name}")
+
+    def version_is(self, version: int) -> Any:
+        return cast(self.field("version"), Integer) == version
+
+
+class PostgresListing(SqlListing):
+    """PostgreSQL reads JSON as jsonb for one field, as json (cheaper to parse) for the counts."""
+
+    def field(self, name: str) -> Any:
+        return cast(D.c.session, JSONB)[name].astext
+
+    def version_is(self, version: int) -> Any:
+        return self.field("version") == str(version)
+
+    def counts_query(self, bot: str) -> Any:
+        # each dialog parsed once, as json (cheaper to parse than jsonb): 100k in ~0.3 s
+        parsed = select(cast(D.c.session, JSON).label("j")).where(self._running(bot)).subquery()
+        flow, version, state = (parsed.c.j[name].astext for name in ("flow", "version", "state"))
+        return select(flow, version, state, func.count()).select_from(parsed).group_by(flow, version, state)

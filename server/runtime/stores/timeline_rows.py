@@ -6,10 +6,11 @@ from typing import Any
 from sqlalchemy import delete, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.runtime.models import TimelineRow
+from server.db.base import table_of
+from server.db.runtime_tables import TimelineRow
 from server.runtime.stores.base import TIMELINE_CAP, TIMELINE_TTL
 
-T = TimelineRow.__table__
+T = table_of(TimelineRow)
 
 
 Row = tuple[str, str, float, str, "str | None"]  # bot, user, at, record JSON, stream id (None: the SQL store's)
@@ -77,10 +78,14 @@ async def read(conn: AsyncConnection, bot: str, user: str) -> list[tuple[str | N
     return [(row.stream_id, row.record) for row in rows]
 
 
-async def users(conn: AsyncConnection, bot: str, limit: int) -> list[str]:
-    """Up to `limit` users of the bot with records."""
-    rows = await conn.execute(select(T.c.user_id).where(T.c.bot_id == bot).distinct().limit(limit))
-    return [row.user_id for row in rows]
+async def read_bot(conn: AsyncConnection, bot: str) -> dict[str, list[tuple[str | None, str]]]:
+    """Every user of the bot with records: (stream id or None, record JSON) each, oldest first; one query."""
+    lines: dict[str, list[tuple[str | None, str]]] = {}
+    rows = await conn.execute(select(T.c.user_id, T.c.stream_id, T.c.record)
+                              .where(T.c.bot_id == bot).order_by(T.c.id))
+    for row in rows:
+        lines.setdefault(row.user_id, []).append((row.stream_id, row.record))
+    return lines
 
 
 async def erase(conn: AsyncConnection, bot: str, user: str) -> int:

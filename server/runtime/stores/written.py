@@ -9,7 +9,7 @@ from typing import Any
 # entry behind the ones deleted before it cost a few microseconds a write (6x the batch).
 WRITTEN_MAX = 50_000
 # Of those, the newest also kept as the dict that was written (about 1.2 KB each), so a dialog in active
-# talk is not decoded again on its next turn; turns copy what they change (`Session.from_dict`).
+# talk is not decoded again on its next turn; turns copy what they change (`Dialog.from_dict`).
 DECODED_MAX = 4096
 
 
