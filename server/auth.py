@@ -9,8 +9,9 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from litestar.connection import ASGIConnection, Request
+from litestar.enums import ScopeType
 from litestar.handlers.base import BaseRouteHandler
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.types import ASGIApp, HTTPResponseStartEvent, Receive, Scope, Send
 from sqlalchemy import select
 
 from server.errors import Forbidden, Unauthorized
@@ -33,6 +34,9 @@ class CurrentUser:
     role: str
     # The users.session_version a session cookie must carry to stay valid.
     session_version: int = 0
+    # Set when the caller came with an API token: its row id, and when it stops working (None: never).
+    token_id: int | None = None
+    token_expires: datetime | None = None
 
     def has_role(self, role: str) -> bool:
         """Whether this user's role is `role` or above."""
@@ -51,13 +55,16 @@ async def user_for_token(db: Any, token: str) -> CurrentUser | None:
     digest = hash_token(token)
     async with db.session() as session:
         row = (await session.execute(
-            select(TokenRow.token_hash, TokenRow.expires_at, UserRow.id, UserRow.username, UserRow.role)
+            select(TokenRow.id.label("token_id"), TokenRow.token_hash, TokenRow.expires_at, UserRow.id,
+                   UserRow.username, UserRow.role)
             .join(UserRow, UserRow.id == TokenRow.user_id)
             .where(TokenRow.token_hash == digest)
         )).first()
     if row is None or not hmac.compare_digest(row.token_hash, digest) or expired(row.expires_at):
         return None
-    return CurrentUser(row.id, row.username, row.role)
+    ends = row.expires_at.replace(tzinfo=timezone.utc) if row.expires_at and not row.expires_at.tzinfo \
+        else row.expires_at
+    return CurrentUser(row.id, row.username, row.role, token_id=row.token_id, token_expires=ends)
 
 
 def expired(expires_at: datetime | None) -> bool:
@@ -100,19 +107,21 @@ def has_nul(scope: Scope) -> bool:
 async def refuse_nul(send: Send) -> None:
     body = json.dumps({"error": "bad_request", "details": [],
                        "message": "The address contains a NUL character (%00); remove it."}).encode()
-    await send({"type": "http.response.start", "status": 400,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start", "status": 400,
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]}
+    await send(start)
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def auth_middleware(app: ASGIApp) -> ASGIApp:
     """Put the caller in scope["user"] (None when anonymous) and how they authenticated in scope["auth"]."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and has_nul(scope):
+        if scope["type"] == ScopeType.HTTP and has_nul(scope):
             await refuse_nul(send)
             return
-        if scope["type"] == "http":
+        if scope["type"] == ScopeType.HTTP:
             user, how = None, None
             path = scope.get("path", "")
             if not path.startswith(ANONYMOUS_PREFIXES):
@@ -134,12 +143,17 @@ def auth_middleware(app: ASGIApp) -> ASGIApp:
 
 
 def check_csrf(request: ASGIConnection) -> None:
-    """Unsafe API calls riding on the browser cookie must echo the csrftoken cookie in X-CSRFToken."""
+    """Unsafe API calls riding on the browser cookie must send the csrftoken cookie's value in X-CSRFToken,
+    and that value must carry this server's signature: a pair invented by whoever can plant cookies fails."""
+    from server.csrf import signed_by
+
     if request.scope.get("auth") != "session" or request.scope.get("method") not in UNSAFE:
         return
     header = request.headers.get("x-csrftoken", "")
     cookie = request.cookies.get("csrftoken", "")
-    if not header or not cookie or not hmac.compare_digest(header.encode(), cookie.encode()):
+    secret = request.scope["app"].state.settings.secret_key
+    if not header or not cookie or not hmac.compare_digest(header.encode(), cookie.encode()) \
+            or not signed_by(header, secret):
         raise Forbidden("Send the csrftoken cookie's value in the X-CSRFToken header.", code="csrf_failed")
 
 

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from litestar import Request
 
 from flows.errors import DocumentSyntaxError
 from flows.load import json_problem, parse_text
+from flows.unique_keys import DuplicateKey, unique_object
 from server.body_fields import clean_text, type_name
 from server.errors import AppError, BadRequest, Unprocessable
 
@@ -62,7 +63,10 @@ async def json_body(request: Request, *, required: bool = True) -> dict[str, Any
         raise BadRequest(f"The body is not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} "
                          "cannot be decoded.", code="invalid_json") from None
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=unique_object)
+    except DuplicateKey as exc:
+        raise BadRequest(f"The body is not valid JSON: {exc}.", code="invalid_json",
+                         details=[{"path": exc.key, "message": "appears twice in one object"}]) from None
     except json.JSONDecodeError as exc:
         raise BadRequest(f"The body is not valid JSON: {json_problem(exc)}.", code="invalid_json") from None
     except RecursionError:
@@ -75,8 +79,16 @@ async def json_body(request: Request, *, required: bool = True) -> dict[str, Any
     return data
 
 
-async def document_body(request: Request) -> Any:
-    """A flow document from a JSON or YAML body (by Content-Type; sniffed when there is none)."""
+class RawDocument(NamedTuple):
+    """A flow document's body as received: bytes and the format its Content-Type names (None: sniffed)."""
+
+    raw: bytes
+    fmt: str | None
+
+
+async def document_body(request: Request) -> RawDocument:
+    """A flow document's body (JSON or YAML by Content-Type; sniffed when there is none), not parsed yet:
+    parsing a large one is CPU work for `server.design_pool`, see `parse_document`."""
     kind = media_type(request)
     if kind in JSON_TYPES or (kind or "").endswith("+json"):
         fmt: str | None = "json"
@@ -86,12 +98,21 @@ async def document_body(request: Request) -> Any:
         fmt = None
     else:
         raise unsupported(kind, "application/json or application/yaml")
-    code = "invalid_yaml" if fmt == "yaml" else "invalid_json"
     raw = await read_body(request)
     if not raw.strip():
-        raise malformed("The request needs a flow document as its body (JSON or YAML).", code)
+        raise malformed("The request needs a flow document as its body (JSON or YAML).", _syntax_code(fmt))
+    return RawDocument(raw, fmt)
+
+
+def _syntax_code(fmt: str | None) -> str:
+    return "invalid_yaml" if fmt == "yaml" else "invalid_json"
+
+
+def parse_document(body: RawDocument) -> Any:
+    """The parsed document; 422 with a sentence when it cannot be read at all."""
+    code = _syntax_code(body.fmt)
     try:
-        return parse_text(raw, fmt)
+        return parse_text(body.raw, body.fmt)
     except DocumentSyntaxError as exc:
         raise malformed(exc.message, code) from None
     except RecursionError:

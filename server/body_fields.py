@@ -1,9 +1,16 @@
 """Checking a decoded JSON body field by field: one detail (path, message) per unknown, missing or mistyped field."""
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeAlias
 
+from flows.text_rule import UNCLEAN, clean_text, unclean_at
 from server.errors import Unprocessable
+
+__all__ = ["Spec", "clean_text", "fields", "type_name", "unclean_at"]
+
+# A body's fields: {name: (the type or types its value may have, whether it is required)}.
+Spec: TypeAlias = Mapping[str, tuple[type | tuple[type, ...], bool]]
 
 
 def type_name(value: Any) -> str:
@@ -31,7 +38,7 @@ KIND_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "a bo
               list: "an array", type(None): "null"}
 
 
-def fields(body: dict[str, Any], spec: dict[str, tuple[type | tuple[type, ...], bool]]) -> dict[str, Any]:
+def fields(body: dict[str, Any], spec: Spec) -> dict[str, Any]:
     """Check a body against {name: (types, required)}: one detail per unknown, missing or mistyped field."""
     details: list[dict[str, str]] = []
     for name in body:
@@ -48,39 +55,11 @@ def fields(body: dict[str, Any], spec: dict[str, tuple[type | tuple[type, ...], 
             wanted = " or ".join(KIND_NAMES.get(k, k.__name__) for k in kinds)
             details.append({"path": name, "message": f"expected {wanted}, got {type_name(value)}"})
         elif isinstance(value, str) and not clean_text(value):
-            details.append({"path": name, "message": "contains a NUL character or an unpaired surrogate"})
+            details.append({"path": name, "message": UNCLEAN})
         elif isinstance(value, (dict, list)) and (where := unclean_at(value)) is not None:
-            details.append({"path": name + where, "message": "contains a NUL character or an unpaired surrogate"})
+            details.append({"path": name + where, "message": UNCLEAN})
     if details:
         problems = "; ".join(f"{d['path']}: {d['message']}" for d in details)
         raise Unprocessable(f"The request body has {len(details)} problem{'s' if len(details) != 1 else ''}: "
                             f"{problems}.", details=details)
     return body
-
-
-def unclean_at(value: dict[str, Any] | list[Any]) -> str | None:
-    """The path below `value` (".text", "[2]") of the first key or string that cannot be stored, or None."""
-    stack: list[tuple[Any, str]] = [(value, "")]
-    while stack:  # a loop, not recursion: a body may nest deeper than Python's stack
-        node, path = stack.pop()
-        if isinstance(node, dict):
-            for key, sub in node.items():
-                if not clean_text(key):
-                    return path
-                stack.append((sub, f"{path}.{key}"))
-        elif isinstance(node, list):
-            stack.extend((sub, f"{path}[{i}]") for i, sub in enumerate(node))
-        elif isinstance(node, str) and not clean_text(node):
-            return path
-    return None
-
-
-def clean_text(value: str) -> bool:
-    """Whether a string can be stored as it is (no NUL, valid UTF-8)."""
-    if "\x00" in value:
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -4,15 +4,27 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+
+def _quit_while_loading(number: int, _frame: object) -> None:
+    # Ctrl+C or SIGTERM while the command's modules still load: leave at once, without a half-import traceback.
+    os._exit(128 + number)
+
+
+signal.signal(signal.SIGTERM, _quit_while_loading)
+signal.signal(signal.SIGINT, _quit_while_loading)
+
 from flows.errors import DocumentSyntaxError, FlowFormatError
 from flows.export import EXPORT_FORMATS, export
 from flows.load import load, parse_text
 from flows.validate import validation_result
+from server.version import botflow_version
 
 EXIT_OK, EXIT_ERRORS, EXIT_UNREADABLE = 0, 1, 2
 _SUFFIX_FORMATS = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}
@@ -113,14 +125,15 @@ def _server_hook(module: str, function: str) -> Callable[[argparse.Namespace], i
 
 cmd_serve = _server_hook("server.serve", "run")
 cmd_db_upgrade = _server_hook("server.db.migrate", "upgrade_cli")
-cmd_poll = _server_hook("server.runtime.poll", "run")
-cmd_max_subscribe = _server_hook("server.runtime.subscribe", "run")
+cmd_poll = _server_hook("server.poll", "run")
+cmd_max_subscribe = _server_hook("server.channels.max.subscribe", "run")
 cmd_test = _server_hook("server.testing_cli", "run")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(prog="botflow", description="Design, check and run bot dialogs.")
+    parser.add_argument("--version", action="version", version=f"botflow {botflow_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("validate", help="validate flow documents (exit 0 ok, 1 errors, 2 unreadable)")
@@ -146,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     p.add_argument("--access-log", action="store_true", help="log one line per HTTP request (off by default)")
-    p.set_defaults(handler=cmd_serve)
+    p.set_defaults(handler=cmd_serve, starts_server=True)  # serve keeps quitting at once until it listens
 
     db = sub.add_parser("db", help="database maintenance").add_subparsers(
         dest="db_command", required=True, metavar="DB_COMMAND")
@@ -172,6 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # usage error or --help: argparse already printed
         return exc.code if isinstance(exc.code, int) else EXIT_UNREADABLE
+    if not getattr(args, "starts_server", False):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     return args.handler(args)
 
 

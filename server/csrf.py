@@ -5,6 +5,7 @@ import hmac
 from collections.abc import Callable
 from http.cookies import CookieError, SimpleCookie
 
+from litestar.enums import ScopeType
 from litestar.middleware.csrf import CSRF_SECRET_LENGTH, generate_csrf_hash
 from litestar.types import ASGIApp, Receive, Scope, Send
 
@@ -50,7 +51,7 @@ def stale_csrf_middleware(secret: str) -> Callable[[ASGIApp], ASGIApp]:
 
     def factory(app: ASGIApp) -> ASGIApp:
         async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] == "http" and not scope.get("path", "").startswith(("/api", "/webhooks", "/static")):
+            if scope["type"] == ScopeType.HTTP and not scope.get("path", "").startswith(("/api", "/webhooks", "/static")):
                 headers = scope.get("headers") or []
                 for index, (name, value) in enumerate(headers):
                     if name == b"cookie" and CSRF_COOKIE.encode() in value:

@@ -5,7 +5,7 @@ import asyncio
 import logging
 from urllib.parse import urlsplit
 
-import redis.asyncio as redis_asyncio
+from server.runtime.stores.sentinel import redis_py
 
 from server.db.engine import Database
 from server.settings import Settings
@@ -20,6 +20,8 @@ class DependencyUnavailable(Exception):
 def redis_where(url: str) -> str:
     """Host and port (or socket path) of a Redis URL, never its password."""
     parts = urlsplit(url)
+    if parts.scheme == "redis+sentinel":
+        return f"master {parts.path.strip('/').split('/')[0]!r} of the sentinels {parts.netloc.rpartition('@')[2]}"
     return parts.path if parts.scheme == "unix" else f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
 
 
@@ -29,7 +31,7 @@ async def wait_for_redis(url: str, seconds: float, timeout: float) -> None:
     deadline, attempt, pause = loop.time() + seconds, 0, 0.5
     while True:
         attempt += 1
-        client = redis_asyncio.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+        client = redis_py(url, socket_connect_timeout=timeout, socket_timeout=timeout)
         try:
             await asyncio.wait_for(client.ping(), timeout)
             if attempt > 1:

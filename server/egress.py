@@ -150,7 +150,7 @@ def _peer_guard(host: str, allow: Allow) -> Callable[[str, dict[str, Any]], Awai
         if event == "connection.connect_tcp.complete":
             stream = info.get("return_value")
             reason = _peer_refusal(stream, host, allow)
-            if reason is not None:
+            if reason is not None and stream is not None:  # a refusal always names a stream's peer
                 await stream.aclose()
                 raise EgressRefused(reason)
 

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Self
 
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
-from flows.errors import DocumentSyntaxError, FlowFormatError
+from flows.errors import CarriedError, DocumentSyntaxError, FlowFormatError
 
 log = logging.getLogger("botflow.errors")
 
@@ -18,7 +19,7 @@ def N_(text: str) -> str:
     return text
 
 
-class AppError(Exception):
+class AppError(CarriedError):
     """An error a client can act on: status, machine code, sentence, optional details.
 
     `words`: the sentence's template (marked with N_) and its values, so the pages can say it in the
@@ -26,7 +27,7 @@ class AppError(Exception):
     """
 
     def __init__(self, status: int, code: str, message: str, details: list[Any] | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, params: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
@@ -34,11 +35,14 @@ class AppError(Exception):
         self.details = details or []
         self.headers = headers or {}
         self.words: tuple[str, dict[str, Any]] | None = None  # set by `worded`
+        # What the sentence names ({"flow": id}, {"bot": id}), for the pages' own words; never sent.
+        self.params: dict[str, Any] = dict(params or {})
 
     @classmethod
-    def worded(cls, template: str, values: dict[str, Any], **kwargs: Any) -> "AppError":
+    def worded(cls, template: str, values: dict[str, Any], **kwargs: Any) -> Self:
         """The error whose message is `template % values`, keeping both for the pages."""
-        error = cls(template % values, **kwargs)
+        make: Callable[..., Self] = cls  # a subclass: its first argument is the sentence
+        error = make(template % values, **kwargs)
         error.words = (template, values)
         return error
 
@@ -59,13 +63,14 @@ class Forbidden(AppError):
 
 
 class NotFound(AppError):
-    def __init__(self, message: str) -> None:
-        super().__init__(404, "not_found", message)
+    def __init__(self, message: str, params: dict[str, Any] | None = None) -> None:
+        super().__init__(404, "not_found", message, params=params)
 
 
 class Conflict(AppError):
-    def __init__(self, message: str, code: str = "conflict", details: list[Any] | None = None) -> None:
-        super().__init__(409, code, message, details)
+    def __init__(self, message: str, code: str = "conflict", details: list[Any] | None = None,
+                 params: dict[str, Any] | None = None) -> None:
+        super().__init__(409, code, message, details, params=params)
 
 
 class PreconditionFailed(AppError):
@@ -81,6 +86,11 @@ class PreconditionRequired(AppError):
 class Unprocessable(AppError):
     def __init__(self, message: str, code: str = "invalid_request", details: list[Any] | None = None) -> None:
         super().__init__(422, code, message, details)
+
+
+class Unavailable(AppError):
+    def __init__(self, message: str) -> None:
+        super().__init__(503, "unavailable", message)
 
 
 # Litestar's own exceptions (routing, body size, method) carry terse texts; these are the sentences we send.
@@ -110,7 +120,7 @@ def http_exception_handler(request: Request, exc: HTTPException) -> Response:
     status = exc.status_code
     code, sentence = HTTP_CODES.get(status, ("error" if status >= 500 else "bad_request", exc.detail))
     if status == 413:
-        limit = request.app.state.settings.max_body if hasattr(request.app.state, "settings") else None
+        limit = request.route_handler.resolve_request_max_body_size() if "route_handler" in request.scope else None
         if limit:
             sentence = f"The request body is larger than the limit of {limit} bytes; send a smaller document."
     elif status == 400 and exc.detail and exc.detail != "Bad Request":

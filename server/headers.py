@@ -5,12 +5,14 @@ import secrets
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 NONCE_KEY = "csp_nonce"
-# Pages load only our own files; an inline script runs only with the nonce of the answer that carries it.
+# Pages load only our own files (pictures also from https addresses: a message's image link, previewed);
+# an inline script runs only with the nonce of the answer that carries it.
 PAGE_POLICY = ("default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self' 'nonce-{nonce}'; "
-               "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; object-src 'none'; "
+               "img-src 'self' data: blob: https:; font-src 'self' data:; connect-src 'self'; object-src 'none'; "
                "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 # Anything that is not a page (JSON, files) must never run or be framed even if a browser renders it.
 OTHER_POLICY = "default-src 'none'; frame-ancestors 'none'; sandbox"
@@ -46,7 +48,9 @@ def policy_for(scope: Scope, headers: list[tuple[bytes, bytes]]) -> str:
     kind = content_type(headers)
     if kind.startswith(b"text/html"):
         return PAGE_POLICY.format(nonce=csp_nonce(scope))
-    if b"javascript" in kind:
+    # A 304 names no type, and the browser puts its headers on the copy it keeps: a script's 304 must carry
+    # the script's policy, or a worker started again from that copy may load nothing (no importScripts).
+    if b"javascript" in kind or (not kind and str(scope.get("path", "")).endswith((".js", ".mjs"))):
         return SCRIPT_POLICY
     return OTHER_POLICY
 
@@ -56,7 +60,7 @@ def security_headers_middleware(https: bool) -> Callable[[ASGIApp], ASGIApp]:
 
     def factory(app: ASGIApp) -> ASGIApp:
         async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] != "http":
+            if scope["type"] != ScopeType.HTTP:
                 await app(scope, receive, send)
                 return
 

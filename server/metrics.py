@@ -30,6 +30,9 @@ class Children:
 # Webhooks reach us on the ASGI fast path as well as through Litestar: both count here.
 WEBHOOK_REQUESTS = HotCounter("botflow_webhook_requests", "MAX webhook deliveries answered, by HTTP status",
                               ["bot", "status"], registry=REGISTRY)
+UPDATES_IGNORED = Counter("botflow_updates_ignored", "Deliveries acknowledged and not used, by why (group: a group"
+                          " chat or channel; no_message, no_sender, from_bot, unused_type, unreadable)",
+                          ["bot", "reason"], registry=REGISTRY)
 DUPLICATE_DELIVERIES = Counter("botflow_duplicate_deliveries", "Updates recognised as a repeated delivery",
                                ["bot"], registry=REGISTRY)
 TURN_SECONDS = HotHistogram("botflow_turn_seconds", "One turn: lock, load, engine step and commit",
@@ -64,6 +67,20 @@ DIALOGS = Gauge("botflow_dialogs", "Running dialogs per bot and version (sampled
 STORE_ERRORS = Counter("botflow_store_errors", "Dialog store (Redis or SQL) calls that failed", ["store"],
                        registry=REGISTRY)
 DATABASE_ERRORS = Counter("botflow_database_errors", "Database calls that failed or timed out", registry=REGISTRY)
+CLOCK_OFFSET_SECONDS = Gauge("botflow_clock_offset_seconds",
+                             "The dialog store's clock minus this host's (measured; every time written uses it)",
+                             registry=REGISTRY)
+STORE_LOST = Counter("botflow_store_lost", "Times the dialog store was found to have lost dialogs (reason: "
+                     "restarted_empty, a Redis without its epoch record; rewound, a dialog older than this "
+                     "replica wrote it)", ["reason"], registry=REGISTRY)
+DIALOGS_LOST = Counter("botflow_dialogs_lost", "Running dialogs the store lost or rewound: the user was told and "
+                       "started again", ["reason"], registry=REGISTRY)
+STORE_LOST_AT = Gauge("botflow_store_lost_at_seconds", "When (the store's clock) the dialog store was last found "
+                      "to have lost dialogs; 0 never", registry=REGISTRY)
+DEPENDENCY_UP = Gauge("botflow_dependency_up", "1 when the dependency answered /readyz's check at the last scrape, "
+                      "else 0 (database; redis, or dialog_store without Redis)", ["dependency"], registry=REGISTRY)
+MAX_RATE_LIMITED = Counter("botflow_max_rate_limited", "Calls MAX answered 429 (too many requests), by bot",
+                           ["bot"], registry=REGISTRY)
 SUBSCRIPTION_UP = Gauge("botflow_subscription_up", "1 when MAX lists the bot's webhook subscription, else 0",
                         ["bot"], registry=REGISTRY)
 

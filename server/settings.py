@@ -5,8 +5,10 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, overload
 from urllib.parse import urlsplit
+
+from server import redis_urls as sentinel
 
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./botflow.db"
@@ -24,12 +26,18 @@ class Settings:
 
     database_url: str = DEFAULT_DATABASE_URL
     redis_url: str | None = None
+    # BOTFLOW_REDIS_MIN_REPLICAS: Redis replicas that must hold a turn before its webhook answers 200.
+    redis_min_replicas: int = 0
     max_api_url: str = DEFAULT_MAX_API_URL
     bootstrap_token: str | None = None
     secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    # BOTFLOW_SECRETS_KEY: Fernet keys (comma-separated, the first encrypts) for bot secrets at rest.
+    secrets_key: str | None = None
     public_url: str | None = None
     max_rate: float = 30.0
     max_body: int = DEFAULT_MAX_BODY
+    # Connections one process keeps open at most; past it a new one is answered 503 and closed.
+    max_connections: int = 1000
     # BOTFLOW_ACTION_ALLOW: internal hosts and networks webhook actions may reach (server.egress.Allow).
     action_allow: tuple[str, ...] = ()
     # Seconds one database statement (or connection attempt) may take before it counts as an outage.
@@ -42,6 +50,10 @@ class Settings:
     subscription_check: float = 300.0
     log_format: str | None = None
     metrics_token: str | None = None
+    # Worker processes for the designer's CPU work (validation, exports, diffs; 0 = on the event loop), and
+    # how many more jobs may wait for one before a request answers 503.
+    design_workers: int = field(default_factory=lambda: default_design_workers())
+    design_queue: int = 8
     # True when no BOTFLOW_SECRET_KEY was given, so sessions will not survive a restart.
     secret_key_generated: bool = False
 
@@ -57,13 +69,17 @@ class Settings:
         secret = get("BOTFLOW_SECRET_KEY")
         settings = cls(
             database_url=database_url(get("BOTFLOW_DATABASE_URL") or DEFAULT_DATABASE_URL),
-            redis_url=redis_url(get("BOTFLOW_REDIS_URL")),
+            redis_url=redis_url(get("BOTFLOW_REDIS_URL"), get("BOTFLOW_REDIS_SENTINELS"), get("BOTFLOW_REDIS_MASTER")),
+            redis_min_replicas=whole_number("BOTFLOW_REDIS_MIN_REPLICAS", get("BOTFLOW_REDIS_MIN_REPLICAS"), 0),
             max_api_url=http_url("BOTFLOW_MAX_API_URL", get("BOTFLOW_MAX_API_URL") or DEFAULT_MAX_API_URL),
             bootstrap_token=bootstrap_token(get("BOTFLOW_BOOTSTRAP_TOKEN")),
             secret_key=secret or secrets.token_urlsafe(32),
+            secrets_key=secrets_key(get("BOTFLOW_SECRETS_KEY")),
             public_url=http_url("BOTFLOW_PUBLIC_URL", get("BOTFLOW_PUBLIC_URL")),
             max_rate=positive_number("BOTFLOW_MAX_RATE", get("BOTFLOW_MAX_RATE"), 30.0),
             max_body=positive_int("BOTFLOW_MAX_BODY", get("BOTFLOW_MAX_BODY"), DEFAULT_MAX_BODY),
+            max_connections=positive_int("BOTFLOW_MAX_CONNECTIONS", get("BOTFLOW_MAX_CONNECTIONS"), 1000,
+                                         "connections"),
             action_allow=action_allow(get("BOTFLOW_ACTION_ALLOW")),
             db_timeout=seconds("BOTFLOW_DB_TIMEOUT", get("BOTFLOW_DB_TIMEOUT"), 5.0),
             start_timeout=seconds("BOTFLOW_START_TIMEOUT", get("BOTFLOW_START_TIMEOUT"), 60.0, zero_ok=True),
@@ -71,6 +87,9 @@ class Settings:
             subscription_check=seconds("BOTFLOW_SUBSCRIPTION_CHECK", get("BOTFLOW_SUBSCRIPTION_CHECK"), 300.0),
             log_format=log_format(get("BOTFLOW_LOG_FORMAT")),
             metrics_token=bootstrap_token(get("BOTFLOW_METRICS_TOKEN"), "BOTFLOW_METRICS_TOKEN"),
+            design_workers=whole_number("BOTFLOW_DESIGN_WORKERS", get("BOTFLOW_DESIGN_WORKERS"),
+                                        default_design_workers()),
+            design_queue=whole_number("BOTFLOW_DESIGN_QUEUE", get("BOTFLOW_DESIGN_QUEUE"), 8),
             secret_key_generated=secret is None,
         )
         return settings
@@ -96,15 +115,55 @@ def database_url(value: str) -> str:
     )
 
 
-def redis_url(value: str | None) -> str | None:
-    """A redis:// URL or None."""
+def secrets_key(value: str | None) -> str | None:
+    """Comma-separated Fernet keys (urlsafe base64 of 32 bytes each), or None."""
     if value is None:
         return None
-    if urlsplit(value).scheme not in ("redis", "rediss", "unix"):
-        raise SettingsError("BOTFLOW_REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0")
+    import base64
+    import binascii
+
+    for part in (p.strip() for p in value.split(",")):
+        try:
+            ok = len(base64.urlsafe_b64decode(part.encode("ascii"))) == 32 and len(part) == 44
+        except (binascii.Error, UnicodeEncodeError, ValueError):
+            ok = False
+        if not ok:
+            raise SettingsError("BOTFLOW_SECRETS_KEY must be Fernet keys separated by commas; make one with: "
+                                "python3 -c \"from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())\"")
     return value
 
 
+def redis_url(value: str | None, sentinels: str | None = None, master: str | None = None) -> str | None:
+    """A redis:// URL (a redis+sentinel:// one, also made of BOTFLOW_REDIS_SENTINELS and _MASTER) or None."""
+    if sentinels is not None or master is not None:
+        if value is not None or sentinels is None or master is None:
+            raise SettingsError("BOTFLOW_REDIS_SENTINELS and BOTFLOW_REDIS_MASTER go together (e.g. "
+                                "10.0.0.5:26379,10.0.0.6:26379 and mymaster), instead of BOTFLOW_REDIS_URL")
+        value = sentinel.url_of(sentinels, master)
+    if value is None:
+        return None
+    scheme = urlsplit(value).scheme
+    if scheme == sentinel.SCHEME:
+        try:
+            sentinel.parse(value)
+        except ValueError as exc:
+            raise SettingsError(f"BOTFLOW_REDIS_URL: {exc}") from None
+    elif scheme == "redis+cluster":
+        try:
+            sentinel.cluster_nodes(value)
+        except ValueError as exc:
+            raise SettingsError(f"BOTFLOW_REDIS_URL: {exc}") from None
+    elif scheme not in ("redis", "rediss", "unix"):
+        raise SettingsError("BOTFLOW_REDIS_URL must be a redis://, rediss://, redis+sentinel:// or redis+cluster:// "
+                            "URL, e.g. redis://127.0.0.1:6379/0, redis+sentinel://10.0.0.5:26379,10.0.0.6:26379/mymaster "
+                            "or redis+cluster://10.0.0.5:7000,10.0.0.6:7000")
+    return value
+
+
+@overload
+def http_url(name: str, value: str) -> str: ...
+@overload
+def http_url(name: str, value: str | None) -> str | None: ...
 def http_url(name: str, value: str | None) -> str | None:
     """An http(s) URL without a trailing slash, or None."""
     if value is None:
@@ -171,7 +230,7 @@ def positive_number(name: str, value: str | None, default: float) -> float:
     return number
 
 
-def positive_int(name: str, value: str | None, default: int) -> int:
+def positive_int(name: str, value: str | None, default: int, unit: str = "bytes") -> int:
     """A whole number above zero."""
     if value is None:
         return default
@@ -180,8 +239,23 @@ def positive_int(name: str, value: str | None, default: int) -> int:
     except ValueError:
         number = 0
     if number <= 0:
-        raise SettingsError(f"{name} must be a whole number of bytes above zero, e.g. 1048576; got {value!r}")
+        example = 1048576 if unit == "bytes" else 1000
+        raise SettingsError(f"{name} must be a whole number of {unit} above zero, e.g. {example}; got {value!r}")
     return number
+
+
+def whole_number(name: str, value: str | None, default: int) -> int:
+    """A whole number from 0 to 64."""
+    if value is None:
+        return default
+    if not value.isascii() or not value.isdigit() or not 0 <= int(value) <= 64:
+        raise SettingsError(f"{name} must be a whole number from 0 to 64, e.g. 2; got {value!r}")
+    return int(value)
+
+
+def default_design_workers() -> int:
+    """One worker per core beyond the one serving webhooks, at least one and at most four."""
+    return max(1, min(4, (os.cpu_count() or 2) - 1))
 
 
 def read_dotenv(path: Path = Path(".env")) -> dict[str, str]:
@@ -200,12 +274,28 @@ def read_dotenv(path: Path = Path(".env")) -> dict[str, str]:
     return {**values, **os.environ}
 
 
-def settings_or_exit() -> Settings:
+def shared_key_needed(settings: Settings) -> None:
+    """A server other machines reach (PostgreSQL, a public URL: the production set-up, several replicas)
+    must be given BOTFLOW_SECRET_KEY: a key of its own per replica breaks sessions between them."""
+    if settings.secret_key_generated and (settings.public_url or not settings.database_url.startswith("sqlite")):
+        why = "BOTFLOW_PUBLIC_URL is set" if settings.public_url else "the database is PostgreSQL"
+        raise SettingsError(
+            f"BOTFLOW_SECRET_KEY must be set when {why} (every replica must sign sessions with the same key); "
+            "make one with: python3 -c \"import secrets; print(secrets.token_urlsafe(32))\"")
+
+
+def settings_or_exit(*, serving: bool = False) -> Settings:
     """Settings for a command-line entry point: a bad value prints its one line and exits with status 2."""
     import sys
 
     try:
-        return Settings.from_env(read_dotenv())
+        settings = Settings.from_env(read_dotenv())
+        if serving:
+            shared_key_needed(settings)
+        from server.db.sealed import BOX
+
+        BOX.configure_from(settings)  # commands that read bot secrets (poll, subscribe) decrypt them alike
+        return settings
     except SettingsError as exc:
         print(f"botflow: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

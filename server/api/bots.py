@@ -6,32 +6,33 @@ from typing import Any
 from litestar import Controller, Request, Response, get, patch, post, put
 
 from server.bodies import json_body
-from server.body_fields import fields
+from server.body_fields import Spec, fields
 from server.api.flows import actor
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role
-from server.errors import BadRequest, Unprocessable
-from server.runtime.inspect import Unavailable
-from server.runtime.stores.base import DialogStore, StoreUnavailable
+from server.errors import BadRequest, Unavailable, Unprocessable
+from server.runtime.stores.base import StoreUnavailable
+from server.runtime.stores.ports import DialogStore
 from server.services import bots as bot_service
 from server.services import publish_preview, publishing
+from server.runtime.lifecycle import runtime_if_started
 
 OPTIONAL_STR = (str, type(None))
-BOT_FIELDS = {"id": (str, True), "title": (OPTIONAL_STR, False), "token": (OPTIONAL_STR, False),
+BOT_FIELDS: Spec = {"id": (str, True), "title": (OPTIONAL_STR, False), "token": (OPTIONAL_STR, False),
               "webhook_secret": (OPTIONAL_STR, False), "require_tests": (bool, False),
               "retention_days": (int, False), "mask_keys": (list, False), "mask_inputs": (list, False)}
-CHANGE_FIELDS = {**BOT_FIELDS, "id": (str, False)}
-PUBLISH_FIELDS = {"flow": (str, True), "version": ((int, type(None)), False), "sessions": (OPTIONAL_STR, False)}
+CHANGE_FIELDS: Spec = {**BOT_FIELDS, "id": (str, False)}
+PUBLISH_FIELDS: Spec = {"flow": (str, True), "version": ((int, type(None)), False), "sessions": (OPTIONAL_STR, False)}
 
 
 def runtime_store(request: Request) -> DialogStore | None:
     """The running dialogs' store, when the runtime runs in this process."""
-    runtime = getattr(request.app.state, "runtime", None)
+    runtime = runtime_if_started(request.app)
     return runtime.store if runtime is not None else None
 
 
 async def bot_changed(request: Request, bot_id: str) -> None:
-    runtime = getattr(request.app.state, "runtime", None)
+    runtime = runtime_if_started(request.app)
     if runtime is not None:
         await runtime.bot_changed(bot_id)
 
@@ -99,7 +100,7 @@ class BotController(Controller):
                                 details=[{"path": "version", "message": "out of range"}])
         record = await publishing.publish(db_session, bot_id, body["flow"], version,
                                           body.get("sessions") or "keep", actor(request), runtime_store(request))
-        await publishing.notify_runtime(getattr(request.app.state, "runtime", None), record)
+        await publishing.notify_runtime(runtime_if_started(request.app), record)
         return record
 
     @get("/{bot_id:str}/publish/preview", guards=[requires_role("viewer")],

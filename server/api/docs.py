@@ -9,7 +9,7 @@ from litestar.openapi.plugins import JsonRenderPlugin, OpenAPIRenderPlugin, Yaml
 
 from server.headers import csp_nonce
 
-REDOC = "/static/vendor/redoc/3.0.1/redoc.standalone.js"
+REDOC = "vendor/redoc/3.0.1/redoc.standalone.js"  # under static/, given its versioned address per answer
 
 
 class VendoredRedoc(OpenAPIRenderPlugin):
@@ -21,6 +21,7 @@ class VendoredRedoc(OpenAPIRenderPlugin):
     def render(self, request: Request, openapi_schema: dict[str, Any]) -> bytes:
         nonce = csp_nonce(request.scope)
         title = escape(str(openapi_schema.get("info", {}).get("title", "API")))
+        script = escape(request.app.state.assets.url(REDOC))
         return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -31,7 +32,7 @@ class VendoredRedoc(OpenAPIRenderPlugin):
 </head>
 <body>
   <redoc spec-url="{escape(self.get_openapi_json_route(request))}"></redoc>
-  <script type="module" src="{REDOC}"></script>
+  <script type="module" src="{script}"></script>
 </body>
 </html>
 """.encode()

@@ -5,14 +5,17 @@ from typing import Any
 
 from litestar import Controller, Request, Response, delete, get, post, put
 
-from flows.export import EXPORT_FORMATS, export
-from flows.validate import validation_result
+from flows.export import EXPORT_FORMATS
+from flows.limits import MAX_DOCUMENT_BYTES
+from server import design_pool
 from server.bodies import document_body, if_match, read_body
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role
 from server.errors import BadRequest, PreconditionRequired
+from server.services import design_work
 from server.services import flows as flow_service
 from server.services import versions as version_service
+from server.runtime.lifecycle import runtime_if_started
 
 
 def etag(revision: str) -> dict[str, str]:
@@ -31,7 +34,7 @@ class FlowController(Controller):
     tags = ["flows"]
 
     @post("/", guards=[requires_role("editor")], summary="Create a flow from a JSON or YAML document",
-          status_code=201)
+          status_code=201, request_max_body_size=MAX_DOCUMENT_BYTES)
     async def create(self, request: Request, db_session: DbSession) -> Response:
         raw = await document_body(request)
         row = await flow_service.create_flow(db_session, raw, actor(request))
@@ -47,7 +50,7 @@ class FlowController(Controller):
         document, revision = await flow_service.get_draft(db_session, flow_id)
         return Response(document, headers=etag(revision))
 
-    @put("/{flow_id:str}", guards=[requires_role("editor")],
+    @put("/{flow_id:str}", guards=[requires_role("editor")], request_max_body_size=MAX_DOCUMENT_BYTES,
          summary="Replace the draft; needs If-Match with the current revision")
     async def replace(self, flow_id: PathStr, request: Request, db_session: DbSession) -> Response:
         await read_body(request)  # before the database: a slowly sent body must not hold a connection
@@ -65,13 +68,17 @@ class FlowController(Controller):
             summary="Delete a flow and its versions (409 while a bot serves it)")
     async def remove(self, flow_id: PathStr, request: Request, db_session: DbSession) -> None:
         user = request.scope.get("user")
-        await flow_service.delete_flow(db_session, flow_id, user.role if user else None, actor(request),
-                                       if_match(request))
+        ended = await flow_service.delete_flow(db_session, flow_id, user.role if user else None, actor(request),
+                                               if_match(request))
+        runtime = runtime_if_started(request.app)
+        if runtime is not None:
+            for bot_id in ended:  # their experiments ended: serve the publication
+                await runtime.bot_changed(bot_id)
 
     @get("/{flow_id:str}/validation", guards=[requires_role("viewer")], summary="Validation issues of the draft")
     async def validation(self, flow_id: PathStr, db_session: DbSession) -> dict[str, Any]:
-        document, _ = await flow_service.get_draft(db_session, flow_id)
-        return validation_result(flow_service.draft_flow(document))
+        row = await flow_service.get_row(db_session, flow_id)
+        return await design_pool.run(design_work.validation_of, row.document)
 
     @get("/{flow_id:str}/diff", guards=[requires_role("viewer")],
          summary="Semantic diff between two versions or a version and the draft")
@@ -87,14 +94,10 @@ class FlowController(Controller):
             raise BadRequest(f"Unknown export format '{fmt}'; use one of {', '.join(EXPORT_FORMATS)}.",
                              code="unknown_format")
         version = request.query_params.get("version")
-        if version in (None, "", "draft"):
-            document, _ = await flow_service.get_draft(db_session, flow_id)
-            flow = flow_service.draft_flow(document)
-        else:
-            number = version_service.parse_number(version, flow_id)
-            flow = await version_service.version_flow(db_session, flow_id, number)
-        text, media_type = export(flow, fmt)
+        number = None if version in (None, "", "draft") else version_service.parse_number(version, flow_id)
+        stored = await version_service.text_at(db_session, flow_id, "draft" if number is None else str(number))
+        text, media_type = await design_pool.run(design_work.exported, stored, fmt, number)
         suffix = {"json": "json", "yaml": "yaml", "mermaid": "mmd", "dot": "dot", "scxml": "scxml"}[fmt]
-        name = f"{flow_id}{'-v' + str(flow.version) if flow.version else ''}.{suffix}"
+        name = f"{flow_id}{'-v' + str(number) if number else ''}.{suffix}"
         return Response(text.encode("utf-8"), media_type=media_type,
                         headers={"Content-Disposition": f'inline; filename="{name}"'})

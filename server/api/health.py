@@ -7,6 +7,8 @@ from typing import Any
 
 from litestar import Request, Response, get
 
+from server.runtime.lifecycle import HasState, runtime_if_started
+
 # Each check gets this long, and they run side by side, so /readyz answers well within 2 s in an outage.
 CHECK_SECONDS = 1.5
 
@@ -25,21 +27,44 @@ async def _bounded(check: Any) -> bool:
         return False
 
 
-@get("/readyz", tags=["health"], summary="Readiness: the database (and Redis, when configured) answer")
-async def readyz(request: Request) -> Response:
-    state = request.app.state
+async def dependencies_answer(app: HasState) -> dict[str, bool]:
+    """Whether each dependency answers, checked side by side: database, and redis (or dialog_store)."""
+    state = app.state
     db = getattr(state, "db", None)
     checks: dict[str, Any] = {"database": (lambda: db.ping(CHECK_SECONDS)) if db is not None else (lambda: False)}
-    ready = getattr(getattr(state, "runtime", None), "ready", None)
-    if ready is not None:
+    runtime = runtime_if_started(app)
+    if runtime is not None:
         # Name the dependency the spec asks about: Redis when configured, else the SQL-backed dialog store.
         name = "redis" if getattr(getattr(state, "settings", None), "redis_url", None) else "dialog_store"
-        checks[name] = ready
+        checks[name] = runtime.ready
     answers = await asyncio.gather(*(_bounded(check) for check in checks.values()))
-    results = {name: "ok" if ok else "unavailable" for name, ok in zip(checks, answers)}
-    healthy = all(answers)
-    body = {"status": "ok" if healthy else "unavailable", "checks": results}
-    return Response(body, status_code=200 if healthy else 503)
+    return dict(zip(checks, answers))
+
+
+PARTS = ("webhooks", "designer")
+
+
+@get("/readyz", tags=["health"], summary="Readiness: what this replica can serve (webhooks by default; "
+     "?for=designer asks for the pages and the API)")
+async def readyz(request: Request) -> Response:
+    """200 when this replica can serve `for` (webhooks: the dialog store answers and bot settings can be
+    read, from the database or the catalog's last copies; designer: the database answers); the body says
+    every check and what the replica serves, so a database outage alone leaves the webhooks in balance."""
+    part = request.query_params.get("for", "webhooks")
+    if part not in PARTS:
+        return Response({"error": "bad_request", "message": f"for must be one of {', '.join(PARTS)}"},
+                        status_code=400)
+    ok = await dependencies_answer(request.app)
+    store = next((name for name in ("redis", "dialog_store") if name in ok), None)
+    catalog = getattr(runtime_if_started(request.app), "catalog", None)
+    serves = {
+        "webhooks": (ok[store] and (ok["database"] or bool(catalog and catalog.has_copies()))) if store
+        else ok["database"],
+        "designer": ok["database"],
+    }
+    body = {"status": "ok" if all(ok.values()) else "degraded" if serves[part] else "unavailable",
+            "checks": {name: "ok" if up else "unavailable" for name, up in ok.items()}, "serves": serves}
+    return Response(body, status_code=200 if serves[part] else 503)
 
 
 ROUTES = [healthz, readyz]

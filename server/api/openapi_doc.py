@@ -5,7 +5,7 @@ import copy
 from typing import Any
 
 from server.api import bots, simulate, users, versions
-from server.body_fields import KIND_NAMES
+from server.body_fields import KIND_NAMES, Spec
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 ERROR = {
@@ -32,7 +32,7 @@ DOCUMENT_BODY = {"required": True, "content": {
     "application/yaml": {"schema": {"type": "string", "description": "the same document as YAML"}}}}
 
 
-def object_schema(spec: dict[str, tuple[Any, bool]]) -> dict[str, Any]:
+def object_schema(spec: Spec) -> dict[str, Any]:
     """A JSON schema from a server.bodies.fields() spec, so the document and the check are one table."""
     properties = {}
     for name, (kinds, _) in spec.items():
@@ -42,7 +42,7 @@ def object_schema(spec: dict[str, tuple[Any, bool]]) -> dict[str, Any]:
             "required": [name for name, (_, required) in spec.items() if required]}
 
 
-def json_body(spec: dict[str, tuple[Any, bool]], *, required: bool = True) -> dict[str, Any]:
+def json_body(spec: Spec, *, required: bool = True) -> dict[str, Any]:
     return {"required": required, "content": {"application/json": {"schema": object_schema(spec)}}}
 
 
@@ -58,6 +58,22 @@ REQUEST_BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("post", "/api/users"): json_body(users.CREATE_FIELDS),
     ("patch", "/api/users/{username}"): json_body(users.CHANGE_FIELDS),
     ("post", "/api/users/{username}/tokens"): json_body(users.TOKEN_FIELDS, required=False),
+    ("post", "/api/bots/{bot_id}/experiment"): {"required": True, "content": {"application/json": {"schema": {
+        "type": "object", "additionalProperties": False, "required": ["flow", "arms", "goal"],
+        "properties": {
+            "flow": {"type": "string"},
+            "arms": {"type": "array", "minItems": 2, "maxItems": 4, "items": {
+                "type": "object", "additionalProperties": False, "required": ["version", "weight"],
+                "properties": {"version": {"type": "integer", "minimum": 1}, "weight": {"type": "integer", "minimum": 1}}}},
+            "goal": {"type": "object", "additionalProperties": False, "required": ["state"],
+                     "properties": {"state": {"type": "string"}}},
+            "auto_promote": {"type": ["object", "null"], "additionalProperties": False,
+                             "required": ["confidence", "min_dialogs"],
+                             "properties": {"confidence": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
+                                            "min_dialogs": {"type": "integer", "minimum": 1}}}}}}}},
+    ("post", "/api/bots/{bot_id}/experiment/stop"): {"required": True, "content": {"application/json": {"schema": {
+        "type": "object", "additionalProperties": False,
+        "properties": {"promote": {"type": ["integer", "null"], "minimum": 1}}}}}},
 }
 METHODS = ("get", "put", "post", "delete", "patch")
 

@@ -12,6 +12,7 @@ from server.api.params import DbSession, PathStr
 from server.auth import requires_role
 from server.errors import Unprocessable
 from server.services import replay as replay_service
+from server.runtime.lifecycle import runtime_if_started
 
 MAX_LAST = 20_000
 
@@ -45,7 +46,7 @@ async def replay(bot_id: PathStr, request: Request, db_session: DbSession) -> di
     if users is not None and (not all(isinstance(u, str) and u for u in users) or len(users) > MAX_LAST):
         raise Unprocessable("users must be a list of user ids (strings).",
                             details=[{"path": "users", "message": "expected a list of strings"}])
-    runtime = getattr(request.app.state, "runtime", None)
+    runtime = runtime_if_started(request.app)
     return await replay_service.replay_bot(
         db_session, getattr(runtime, "store", None), bot_id, body.get("flow"), body.get("source"),
         instant(body.get("since"), "since"), instant(body.get("until"), "until"), last, users)

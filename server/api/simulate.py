@@ -6,7 +6,7 @@ from typing import Any
 from litestar import Controller, Request, delete, get, post, put
 
 from server.bodies import json_body
-from server.body_fields import clean_text, fields
+from server.body_fields import Spec, clean_text, fields
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role
 from flows.testing.reads import keys_read
@@ -24,7 +24,7 @@ def session_id(value: Any) -> str:
     return value
 
 
-SIMULATE_FIELDS = {"session": (str, True), "update": (dict, True), "source": ((str, int, type(None)), False)}
+SIMULATE_FIELDS: Spec = {"session": (str, True), "update": (dict, True), "source": ((str, int, type(None)), False)}
 
 
 class SimulateController(Controller):

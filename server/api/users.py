@@ -6,17 +6,18 @@ from typing import Any
 from litestar import Controller, Request, Response, delete, get, patch, post
 
 from server.bodies import json_body
-from server.body_fields import fields
+from server.body_fields import Spec, fields
 from server.api.flows import actor
 from server.api.params import DbSession, PathInt, PathStr
 from server.auth import CurrentUser, login_session, requires_role
 from server.errors import Forbidden, Unprocessable
 from server.services import tokens as token_service
 from server.services import users as user_service
+from server.services.common import iso
 
-CREATE_FIELDS = {"username": (str, True), "role": (str, True), "password": ((str, type(None)), False)}
-CHANGE_FIELDS = {"role": (str, False), "password": (str, False)}
-TOKEN_FIELDS = {"label": (str, False), "expires_in": ((int, type(None)), False), "expires_at": ((str, type(None)), False)}
+CREATE_FIELDS: Spec = {"username": (str, True), "role": (str, True), "password": ((str, type(None)), False)}
+CHANGE_FIELDS: Spec = {"role": (str, False), "password": (str, False), "current_password": (str, False)}
+TOKEN_FIELDS: Spec = {"label": (str, False), "expires_in": ((int, type(None)), False), "expires_at": ((str, type(None)), False)}
 
 
 def may_manage(user: CurrentUser, username: str, doing: str) -> None:
@@ -45,21 +46,27 @@ class UserController(Controller):
         return await user_service.list_users(db_session)
 
     @patch("/{username:str}", guards=[requires_role("viewer")],
-           summary="Change a user's role (admin) or password (admin, or the user themself); "
+           summary="Change a user's role (admin) or password (in a browser session: your own with "
+                   "current_password, or an admin for anyone; never with an API token); "
                    "a new password ends the user's browser sessions")
     async def change(self, username: PathStr, request: Request, db_session: DbSession) -> dict[str, Any]:
         body = fields(await json_body(request), CHANGE_FIELDS)
         user: CurrentUser = request.scope["user"]
-        itself = user.username.lower() == username.lower()
-        if not user.has_role("admin") and (not itself or "role" in body):
-            raise Forbidden("Only an admin can change roles or someone else's password.")
-        answer = await user_service.update_user(db_session, username, body.get("role"), body.get("password"),
-                                                actor(request))
-        if itself and "password" in body and request.scope.get("auth") == "session":
-            # The browser that changed the password stays logged in; every other session ends.
-            row = await user_service.get_user(db_session, username)
-            login_session(request, CurrentUser(row.id, row.username, row.role, row.session_version))
-        return answer
+        if "role" in body and not user.has_role("admin"):
+            raise Forbidden("Only an admin can change roles.")
+        if "password" not in body and "role" not in body:
+            raise Unprocessable("Give a role or a password to change.",
+                                details=[{"path": "", "message": "nothing to change"}])
+        if "password" in body:
+            row = await user_service.change_password(db_session, user, username, body["password"],
+                                                     body.get("current_password"))
+            if row.id == user.id and request.scope.get("auth") == "session":
+                # The browser that changed the password stays logged in; every other session ends.
+                login_session(request, CurrentUser(row.id, row.username, row.role, row.session_version))
+        if "role" in body:
+            return await user_service.update_user(db_session, username, body["role"], actor(request))
+        row = await user_service.get_user(db_session, username)
+        return {"username": row.username, "role": row.role, "created_at": iso(row.created_at)}
 
     @delete("/{username:str}", guards=[requires_role("admin")], status_code=204,
             summary="Remove a user and their tokens (never the last admin)")
@@ -83,6 +90,7 @@ class UserController(Controller):
                                 details=[{"path": "label", "message": "not a usable label"}])
         expires_at = token_service.expiry(body.get("expires_in"), body.get("expires_at"))
         owner = await user_service.get_user(db_session, username)
+        expires_at = token_service.within_scope(request.scope["user"], owner, expires_at)
         answer = await token_service.issue(db_session, owner, actor(request), label, expires_at)
         return Response(answer, status_code=201, headers={"Cache-Control": "no-store"})
 

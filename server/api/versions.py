@@ -7,13 +7,13 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 
 from server.bodies import json_body
-from server.body_fields import fields
+from server.body_fields import Spec, fields
 from server.api.flows import actor
 from server.api.params import DbSession, PathStr
 from server.auth import requires_role
 from server.services import versions as version_service
 
-FREEZE_FIELDS = {"note": ((str, type(None)), False)}
+FREEZE_FIELDS: Spec = {"note": ((str, type(None)), False)}
 
 
 class VersionController(Controller):

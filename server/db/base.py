@@ -1,7 +1,7 @@
 """The declarative base every table of the app shares, so Alembic sees one metadata."""
 from __future__ import annotations
 
-from sqlalchemy import MetaData
+from sqlalchemy import MetaData, Table
 from sqlalchemy.orm import DeclarativeBase
 
 # Named constraints keep Alembic migrations stable across SQLite and PostgreSQL.
@@ -18,3 +18,11 @@ class Base(DeclarativeBase):
     """Base class of all models."""
 
     metadata = MetaData(naming_convention=NAMING)
+
+
+def table_of(model: type[Base]) -> Table:
+    """A model's table, as the Table it is (declarative models type `__table__` as any FromClause)."""
+    table = model.__table__
+    if not isinstance(table, Table):
+        raise TypeError(f"{model.__name__} is not mapped to a table")
+    return table

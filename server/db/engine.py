@@ -46,6 +46,26 @@ def make_engine(url: str, timeout: float = 10.0, **kwargs: Any) -> AsyncEngine:
     return engine
 
 
+# PostgreSQL's answers that waiting cannot change (SQLSTATE): the database, the role or its password.
+INCURABLE = {"3D000": "does not exist", "28P01": "refused the password", "28000": "refused the user",
+             "42501": "refused the user the right to connect"}
+
+
+def refusal(exc: BaseException) -> str | None:
+    """What the database said, when it is a refusal no retry can cure (missing database, wrong password)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        code = getattr(current, "sqlstate", None) or getattr(current, "pgcode", None)
+        if code in INCURABLE:
+            return f"{INCURABLE[code]} ({str(current).strip().splitlines()[0][:200]})"
+        if "unable to open database file" in str(current):
+            return "cannot be opened (does its directory exist, and may this user write there?)"
+        current = getattr(current, "orig", None) or current.__cause__
+    return None
+
+
 class Database:
     """Engine plus sessionmaker; one per app."""
 
@@ -93,6 +113,10 @@ class Database:
                 return
             except Exception as exc:  # every failure is retried until the deadline, then reported
                 DATABASE_ERRORS.inc()
+                incurable = refusal(exc)
+                if incurable:  # no retry can create a database or fix a password
+                    raise DatabaseUnavailable(f"the database at {self.where} {incurable}; check BOTFLOW_DATABASE_URL"
+                                              ) from None
                 reason = f"{type(exc).__name__}: {exc}".rstrip(": ")
                 left = deadline - loop.time()
                 if left <= 0:

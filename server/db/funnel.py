@@ -19,3 +19,22 @@ class FunnelCounterRow(Base):
     hour: Mapped[int] = mapped_column(Integer, primary_key=True)
     field: Mapped[str] = mapped_column(String(200), primary_key=True)
     value: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class FunnelDeltaRow(Base):
+    """A turn's increment of one counter on PostgreSQL, added to `funnel_counters` by the next fold.
+
+    Every turn of a bot raises the same few counter rows: updated in place, each turn waited for the one
+    before it to commit (its row lock lasts until then), so turns went one at a time. Inserted rows take
+    no lock anyone else waits for.
+    """
+
+    __tablename__ = "funnel_deltas"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(64))
+    flow_id: Mapped[str] = mapped_column(String(64))
+    version: Mapped[str] = mapped_column(String(16))
+    hour: Mapped[int] = mapped_column(Integer)
+    field: Mapped[str] = mapped_column(String(200))
+    value: Mapped[int] = mapped_column(BigInteger)

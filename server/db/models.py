@@ -10,6 +10,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from server.db.base import Base
+from server.db.sealed import Sealed
 
 
 def utcnow() -> datetime:
@@ -62,8 +63,9 @@ class BotRow(Base):
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     title: Mapped[str] = mapped_column(String(500), default="")
-    token: Mapped[str | None] = mapped_column(Text, nullable=True)
-    webhook_secret: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    # Encrypted at rest (server/db/sealed.py); read and written in clear.
+    token: Mapped[str | None] = mapped_column(Sealed, nullable=True)
+    webhook_secret: Mapped[str | None] = mapped_column(Sealed, nullable=True)
     # What the bot serves now (mirrors its newest publication); the FK keeps a served flow undeletable.
     flow_id: Mapped[str | None] = mapped_column(
         String(64), ForeignKey("flows.id", ondelete="RESTRICT"), nullable=True, index=True
@@ -168,7 +170,7 @@ class SandboxRow(Base):
         String(64), ForeignKey("flows.id", ondelete="CASCADE"), primary_key=True
     )
     session_id: Mapped[str] = mapped_column(String(128), primary_key=True)
-    # flows.session.Session.to_dict() as JSON text, or None once the dialog ended.
+    # flows.dialog.Dialog.to_dict() as JSON text, or None once the dialog ended.
     state: Mapped[str | None] = mapped_column(Text, nullable=True)
     # Seconds the sandbox clock runs ahead of the wall clock (advanced by `idle`).
     clock_offset: Mapped[float] = mapped_column(Float, default=0.0)

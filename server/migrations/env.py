@@ -18,7 +18,10 @@ PG_LOCK_KEY = 7_312_004_411
 
 def database_url() -> str:
     """The URL handed in by server.db.migrate, or the one in alembic.ini."""
-    return config.attributes.get("database_url") or config.get_main_option("sqlalchemy.url")
+    url: str | None = config.attributes.get("database_url") or config.get_main_option("sqlalchemy.url")
+    if not url:
+        raise RuntimeError("no database URL: run the migrations through server.db.migrate or set sqlalchemy.url")
+    return url
 
 
 def do_run_migrations(connection: Connection) -> None:

@@ -1,6 +1,7 @@
 """Bots: create, change, read (secrets never leave), webhook subscription when a public URL is set."""
 from __future__ import annotations
 
+import json
 import logging
 import re
 from typing import Any
@@ -9,10 +10,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from server.db.experiments import ExperimentRow
 from server.db.models import BotRow, PublicationRow, utcnow
 from server.errors import N_, Conflict, NotFound, Unprocessable
-from server.runtime.max_client import MaxClient
-from server.runtime.webhook import HANDLED
+from server.channels.max import urls
+from server.channels.max.client import MaxClient
+from server.channels.max.updates import HANDLED
 from server.services import audit, privacy
 from server.services.common import is_slug, iso
 
@@ -25,13 +28,14 @@ MAX_TITLE = 500
 
 def check_fields(values: dict[str, Any]) -> None:
     """One detail per bad field among id, title, token, webhook_secret (those present)."""
-    details: list[dict[str, str]] = []
+    details: list[dict[str, Any]] = []
     if "id" in values and not is_slug(values["id"]):
         details.append({"path": "id", "message": N_("use 1-64 characters: a lowercase Latin letter first, then "
                                                     "lowercase letters, digits, _ or -")})
     title = values.get("title")
     if title is not None and len(title) > MAX_TITLE:
-        details.append({"path": "title", "message": f"at most {MAX_TITLE} characters"})
+        details.append({"path": "title", "message": f"at most {MAX_TITLE} characters", "code": "too_long",
+                        "params": {"max": MAX_TITLE}})
     token = values.get("token")
     if token is not None and (not token or len(token) > MAX_TOKEN or not token.isprintable() or " " in token):
         details.append({"path": "token", "message": N_("the MAX bot token: printable characters without spaces")})
@@ -54,7 +58,7 @@ def public(row: BotRow, published_at: Any = None, public_url: str | None = None)
         "token_set": bool(row.token), "webhook_secret_set": bool(row.webhook_secret),
         "flow": row.flow_id, "version": row.version, "published_at": iso(published_at),
         "require_tests": bool(row.require_tests), **privacy.public(row),
-        "webhook_url": f"{public_url}/webhooks/max/{row.id}" if public_url else None,
+        "webhook_url": urls.webhook_url(public_url, row.id) if public_url else None,
         "created_at": iso(row.created_at), "updated_at": iso(row.updated_at),
     }
 
@@ -62,7 +66,7 @@ def public(row: BotRow, published_at: Any = None, public_url: str | None = None)
 async def get_row(session: AsyncSession, bot_id: str) -> BotRow:
     row = await session.get(BotRow, bot_id) if is_slug(bot_id) else None
     if row is None:
-        raise NotFound(f"There is no bot '{bot_id}'; GET /api/bots lists the bots.")
+        raise NotFound(f"There is no bot '{bot_id}'; GET /api/bots lists the bots.", {"bot": bot_id})
     return row
 
 
@@ -72,14 +76,25 @@ async def last_published(session: AsyncSession, bot_id: str) -> Any:
         .order_by(PublicationRow.id.desc()).limit(1))).scalar_one_or_none()
 
 
+async def experiments_running(session: AsyncSession) -> dict[str, dict[str, Any]]:
+    """Per bot with a running experiment: its flow, the arms' versions and the goal (the editor's funnel
+    compares the arms)."""
+    rows = (await session.execute(select(ExperimentRow).where(ExperimentRow.running_bot.is_not(None)))).scalars()
+    return {r.bot_id: {"id": r.id, "flow": r.flow_id, "versions": [a["version"] for a in json.loads(r.arms)],
+                       "goal": r.goal_state} for r in rows}
+
+
 async def get_bot(session: AsyncSession, bot_id: str, public_url: str | None = None) -> dict[str, Any]:
     row = await get_row(session, bot_id)
-    return public(row, await last_published(session, bot_id), public_url)
+    return {**public(row, await last_published(session, bot_id), public_url),
+            "experiment": (await experiments_running(session)).get(bot_id)}
 
 
 async def list_bots(session: AsyncSession, public_url: str | None = None) -> list[dict[str, Any]]:
     rows = (await session.execute(select(BotRow).order_by(BotRow.id))).scalars().all()
-    return [public(r, await last_published(session, r.id), public_url) for r in rows]
+    running = await experiments_running(session)
+    return [{**public(r, await last_published(session, r.id), public_url), "experiment": running.get(r.id)}
+            for r in rows]
 
 
 async def create_bot(session: AsyncSession, values: dict[str, Any], actor: str | None) -> BotRow:
@@ -88,7 +103,7 @@ async def create_bot(session: AsyncSession, values: dict[str, Any], actor: str |
     bot_id = values["id"]
     if await session.get(BotRow, bot_id) is not None:
         raise Conflict(f"A bot with id '{bot_id}' already exists; PATCH /api/bots/{bot_id} changes it.",
-                       code="bot_exists")
+                       code="bot_exists", params={"bot": bot_id})
     now = utcnow()
     row = BotRow(id=bot_id, title=values.get("title") or bot_id, token=values.get("token"),
                  webhook_secret=values.get("webhook_secret"), require_tests=bool(values.get("require_tests")),
@@ -111,7 +126,7 @@ async def update_bot(session: AsyncSession, bot_id: str, values: dict[str, Any],
     are; null clears a secret)."""
     check_fields(values)
     row = await get_row(session, bot_id)
-    changed = []
+    changed: list[str] = []
     for name in ("title", "token", "webhook_secret", "require_tests"):
         if name in values:
             value = values[name]
@@ -132,7 +147,10 @@ async def subscribe_webhook(settings: Any, row: BotRow) -> dict[str, Any] | None
     """With BOTFLOW_PUBLIC_URL set, point MAX's webhook for this bot here; None when there is nothing to do."""
     if not settings.public_url or not row.token or not row.webhook_secret:
         return None
-    url = f"{settings.public_url}/webhooks/max/{row.id}"
+    url = urls.webhook_url(settings.public_url, row.id)
+    refused = urls.refusal(url)
+    if refused:  # MAX would refuse it: asking would only bring back its error
+        return {"url": url, "subscribed": False, "refused": True, "error": refused}
     try:
         async with MaxClient(settings.max_api_url, rate=settings.max_rate) as client:
             await client.subscribe(row.token, url, row.webhook_secret, list(HANDLED))

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from flows.model import Flow
 from flows.testing.cases import BadTests, Case, parse_cases
 from flows.testing.runner import run_cases
+from server.db.changed import changed
 from server.db.models import utcnow
 from server.db.saved_tests import FlowTestsRow
 from server.errors import N_, Conflict, NotFound, PreconditionFailed, Unprocessable
@@ -69,7 +70,7 @@ async def save_tests(session: AsyncSession, flow_id: str, raw: Any, if_match: li
             update(FlowTestsRow).where(FlowTestsRow.flow_id == flow_id, FlowTestsRow.revision == previous)
             .values(document=text, revision=revision, updated_at=utcnow(), updated_by=actor)
             .execution_options(synchronize_session=False))
-        if result.rowcount != 1:
+        if changed(result) != 1:
             await session.rollback()
             raise PreconditionFailed("The tests were changed by someone else meanwhile; reload them and retry.")
     audit.record(session, actor, "flow.tests.save", f"flow:{flow_id}", revision=revision, tests=len(cases))
@@ -131,17 +132,19 @@ def failing_details(report: dict[str, Any]) -> list[dict[str, Any]]:
 async def check_publish(session: AsyncSession, flow_id: str, version: int) -> dict[str, Any]:
     """For a bot that requires tests: run them on the version; 409 naming the failing tests if any fail."""
     report = await run_saved(session, flow_id, version)
+    # The flow is named by its title, as the person publishing knows it.
+    title = (await get_flow_row(session, flow_id)).title or flow_id
     if report["total"] == 0:
         raise Conflict.worded(N_("This bot publishes only versions whose saved tests pass, and flow '%(flow)s' "
                                  "has no saved tests; save at least one test, or stop requiring passing tests in "
-                                 "the bot's settings."), {"flow": flow_id}, code="no_tests")
+                                 "the bot's settings."), {"flow": title}, code="no_tests")
     if report["failed"]:
         failing = failing_details(report)
         names = ", ".join(repr(d["test"]) for d in failing[:5])
         raise Conflict.worded(
             N_("Version %(version)s of '%(flow)s' fails %(failed)s of %(total)s saved tests (%(names)s); nothing "
                "was published. Fix the flow or the tests, or stop requiring passing tests in the bot's settings."),
-            {"version": version, "flow": flow_id, "failed": report["failed"], "total": report["total"],
+            {"version": version, "flow": title, "failed": report["failed"], "total": report["total"],
              "names": names}, code="tests_failed", details=failing)
     return report
 

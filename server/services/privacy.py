@@ -6,17 +6,16 @@ from typing import Any
 
 from flows.format import DATA_KEY
 from flows.masking import INPUT_TYPES
+from server.channels.base import USER_ID_MAX
 from server.db.models import BotRow
+from server.runtime.retention import RETENTION_DEFAULT
 
-RETENTION_DEFAULT = 30  # days: a month of transcripts to look back on, as most chat tools keep
 RETENTION_MAX = 3650
 MASK_KEYS_MAX = 100
 FIELDS = ("retention_days", "mask_keys", "mask_inputs")
-# MAX user ids are positive 64-bit integers (the webhook's `user_id`).
-USER_ID_MAX = 2**63 - 1
 
 
-def check(values: dict[str, Any], details: list[dict[str, str]]) -> None:
+def check(values: dict[str, Any], details: list[dict[str, Any]]) -> None:
     """Add one detail per bad privacy field among those present."""
     if "retention_days" in values:
         days = values["retention_days"]

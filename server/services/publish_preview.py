@@ -10,7 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from flows.model import Flow
 from server.errors import BadRequest
 from server.runtime.publish_sessions import MODES as SESSION_MODES, continues
-from server.runtime.stores.base import DialogStore, StoreUnavailable
+from server.runtime.stores.base import StoreUnavailable
+from server.runtime.stores.ports import Listing
 from server.runtime.stores.listing import CountKey, count_rows
 from server.services.bots import get_row as get_bot_row
 from server.services.versions import version_flow
@@ -58,12 +59,12 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-async def of_target(store: DialogStore, bot_id: str, target: Flow, mode: str) -> Forecast:
+async def of_target(store: Listing, bot_id: str, target: Flow, mode: str) -> Forecast:
     """Count the bot's running dialogs now and foresee what `mode` does to them."""
     return forecast(await store.dialog_counts(bot_id), target, mode)
 
 
-async def preview(db: AsyncSession, store: DialogStore, bot_id: str, flow_id: str, version: int,
+async def preview(db: AsyncSession, store: Listing, bot_id: str, flow_id: str, version: int,
                   mode: str) -> dict[str, Any]:
     """The preview of publishing `flow_id` version `version` to the bot with `mode` (404s as publish's)."""
     await get_bot_row(db, bot_id)
@@ -72,7 +73,7 @@ async def preview(db: AsyncSession, store: DialogStore, bot_id: str, flow_id: st
     return {"bot": bot_id, "flow": flow_id, "version": version, "sessions": mode, **view(found)}
 
 
-async def counted(db: AsyncSession, store: DialogStore | None, bot_id: str, flow_id: str, version: int,
+async def counted(db: AsyncSession, store: Listing | None, bot_id: str, flow_id: str, version: int,
                   mode: str) -> Forecast | None:
     """The forecast a publication records; None when the dialog store cannot be read right now."""
     if store is None:

@@ -5,15 +5,15 @@ import logging
 from typing import Any
 
 from sqlalchemy import func, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.db.models import BotRow, FlowRow, PublicationRow, VersionRow, utcnow
 from server.errors import N_, Conflict, NotFound, Unprocessable
-from server.runtime.stores.base import DialogStore
-from server.services import audit, publish_preview
+from server.runtime.stores.ports import Listing
+from server.services import audit, experiment_rows, publish_preview
 from server.services.bots import get_row as get_bot_row
-from server.services.common import iso
+from server.services.common import iso, raced
 from server.services.versions import no_such_version
 
 log = logging.getLogger("botflow.publishing")
@@ -32,7 +32,7 @@ def record(row: PublicationRow) -> dict[str, Any]:
 
 
 async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int | None, sessions: str,
-                  actor: str | None, store: DialogStore | None = None) -> dict[str, Any]:
+                  actor: str | None, store: Listing | None = None) -> dict[str, Any]:
     """Make the bot serve `flow_id` at `version` (None: the latest version); returns the publication record.
 
     With the runtime's `store`, the record keeps what the publish foresaw for the dialogs running then.
@@ -44,6 +44,9 @@ async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int
         raise error
     bot = await get_bot_row(session, bot_id)
     version = await resolve_version(session, flow_id, version)
+    # Read now: after a rollback the rows are expired, and the messages name both by their titles.
+    flow_row = await session.get(FlowRow, flow_id)
+    titles = {"flow": (flow_row.title if flow_row is not None else "") or flow_id, "bot": bot.title or bot_id}
     tested = None
     if bot.require_tests:
         from server.services.flow_tests import check_publish
@@ -51,25 +54,35 @@ async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int
         tested = (await check_publish(session, flow_id, version))["passed"]
     foreseen = await publish_preview.counted(session, store, bot_id, flow_id, version, sessions)
     now = utcnow()
-    await session.execute(update(BotRow).where(BotRow.id == bot_id)
-                          .values(flow_id=flow_id, version=version, updated_at=now)
-                          .execution_options(synchronize_session=False))
-    row = PublicationRow(bot_id=bot_id, flow_id=flow_id, version=version, sessions=sessions,
-                         published_by=actor, published_at=now)
-    if foreseen is not None:
-        row.dialogs_running, row.dialogs_continuing = foreseen.total, foreseen.continuing
-        row.dialogs_dropped = foreseen.dropped_total
-    session.add(row)
-    foreseen_counts = {} if foreseen is None else {"dialogs_running": foreseen.total,
-                                                    "dialogs_dropped": foreseen.dropped_total}
-    audit.record(session, actor, "bot.publish", f"bot:{bot_id}", flow=flow_id, version=version, sessions=sessions,
-                 **foreseen_counts)
     try:
+        # Every write may meet a flow deleted a moment ago (a foreign-key error at once, not at commit) or,
+        # on PostgreSQL, a deadlock with that deletion: either way nothing is published and the caller is told.
+        await session.execute(update(BotRow).where(BotRow.id == bot_id)
+                              .values(flow_id=flow_id, version=version, updated_at=now)
+                              .execution_options(synchronize_session=False))
+        row = PublicationRow(bot_id=bot_id, flow_id=flow_id, version=version, sessions=sessions,
+                             published_by=actor, published_at=now)
+        if foreseen is not None:
+            row.dialogs_running, row.dialogs_continuing = foreseen.total, foreseen.continuing
+            row.dialogs_dropped = foreseen.dropped_total
+        session.add(row)
+        # Any running experiment ends here (a promotion has ended its own already, so finds none).
+        ended = await experiment_rows.end_on_publish(session, bot_id, flow_id, version, actor)
+        foreseen_counts = {} if foreseen is None else {"dialogs_running": foreseen.total,
+                                                        "dialogs_dropped": foreseen.dropped_total}
+        audit.record(session, actor, "bot.publish", f"bot:{bot_id}", flow=flow_id, version=version,
+                     sessions=sessions, **foreseen_counts)
         await session.commit()
-    except IntegrityError:  # the flow or bot was deleted while we published
+    except DBAPIError as exc:
+        if not raced(exc):
+            raise
         await session.rollback()
-        raise Conflict("The flow or bot changed while publishing; try again.", code="publish_conflict") from None
+        raise Conflict.worded(N_("The flow '%(flow)s' or the bot '%(bot)s' was deleted or changed while publishing; "
+                                 "nothing was published. Check that both still exist and publish again."),
+                              titles, code="publish_conflict") from None
     answer = record(row)
+    if ended:
+        answer["experiment_ended"] = True
     if tested is not None:
         answer["tests_passed"] = tested
     return answer
@@ -78,7 +91,7 @@ async def publish(session: AsyncSession, bot_id: str, flow_id: str, version: int
 async def resolve_version(session: AsyncSession, flow_id: str, version: int | None) -> int:
     """`version`, or the flow's latest when None; 404 / 422 when there is no such version."""
     if await session.get(FlowRow, flow_id) is None:
-        raise NotFound(f"There is no flow '{flow_id}' to publish.")
+        raise NotFound(f"There is no flow '{flow_id}' to publish.", {"flow": flow_id})
     if version is None:
         version = (await session.execute(
             select(func.max(VersionRow.number)).where(VersionRow.flow_id == flow_id))).scalar_one_or_none()

@@ -9,17 +9,19 @@ import asyncio
 import heapq
 import json
 import re
-from typing import Any
+from typing import Any, AsyncIterator
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from flows.testing.replay import Dialog, Recorded, Report
+from flows.testing.replay import Recording, Recorded, Report
 from server.errors import AppError, NotFound, Unprocessable
 from server.services.bots import get_row as get_bot_row
 from server.services.sandbox import source_flow
+from server.runtime.stores.ports import Timelines
 
-MAX_USERS = 20_000
 BATCH = 500
+MASKED = "its first answer was masked by the bot's privacy settings, so there is nothing to replay"
+CAPPED = "only the end of this dialog is kept (200 records per user), so it cannot be replayed from its start"
 _ATTACHMENT = re.compile(r"\s*\[([a-z_]+)\]$")
 
 
@@ -60,9 +62,10 @@ def _update(kind: str, text: str) -> dict[str, Any] | None:
 
 
 def recorded_dialogs(user: str, records: list[dict[str, Any]], since: float | None = None,
-                     until: float | None = None) -> Dialog:
+                     until: float | None = None) -> Recording:
     """A user's timeline records as replayable turns, from the first turn that began without a dialog."""
     turns: list[Recorded] = []
+    unreplayable = None
     for rec in records:
         entries = rec.get("e") or []
         if len(entries) < 2:  # a note (dropped, migrated), not a turn
@@ -72,33 +75,45 @@ def recorded_dialogs(user: str, records: list[dict[str, Any]], since: float | No
         if (since is not None and rec["t"] < since) or (until is not None and rec["t"] > until):
             continue
         if rec.get("m"):
+            if not turns:
+                unreplayable = MASKED
             break  # the user's answer was masked (bot settings): the dialog is replayed up to it
         kind, before, _, text = entries[0]
         update = _update(kind, text)
         if update is None:
             continue
         if not turns and before is not None:
+            unreplayable = CAPPED
             continue  # the timeline was capped mid-dialog: wait for a fresh start
         outcome = entries[1]
         snapshot = rec.get("s")
         state = snapshot.get("state") if isinstance(snapshot, dict) else None
         replies = [e[3] for e in entries[2:] if e[0] == "reply"]
         turns.append(Recorded(rec["t"], update, before, state, outcome[2], replies))
-    return Dialog(user, turns)
+    return Recording(user, turns, None if turns else unreplayable)
 
 
-async def timeline_users(store: Any, bot: str) -> list[str]:
-    """Users of a bot that have a timeline, ended dialogs included."""
-    return await store.timeline_users(bot, MAX_USERS)
+async def timelines(store: Timelines, bot: str, users: list[str] | None) -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
+    """The named users' timelines, or every user's of the bot (ended dialogs included) in one pass."""
+    if users is None:
+        async for line in store.bot_timelines(bot):
+            yield line
+        return
+    for user in users:
+        yield user, await store.timeline(bot, user)
 
 
-async def _replay_batch(report: Report, dialogs: list[Dialog]) -> None:
+async def _replay_batch(report: Report, dialogs: list[Recording]) -> None:
     """Engine work off the event loop, a batch at a time, so other requests keep being answered."""
+    def add_all() -> None:
+        for dialog in dialogs:
+            report.add(dialog)
+
     if dialogs:
-        await asyncio.to_thread(lambda: [report.add(d) for d in dialogs])
+        await asyncio.to_thread(add_all)
 
 
-async def replay_bot(session: AsyncSession, store: Any, bot_id: str, flow_id: str | None, source: Any,
+async def replay_bot(session: AsyncSession, store: Timelines | None, bot_id: str, flow_id: str | None, source: Any,
                      since: float | None, until: float | None, last: int | None,
                      users: list[str] | None) -> dict[str, Any]:
     """Replay the bot's recorded dialogs (a period, the last N, or the users named) on the draft or a version."""
@@ -110,13 +125,15 @@ async def replay_bot(session: AsyncSession, store: Any, bot_id: str, flow_id: st
     flow = await source_flow(session, flow_id, source)
     if store is None:
         raise AppError(503, "unavailable", "The runtime is not running here, so there are no recorded dialogs.")
-    names = users if users is not None else await timeline_users(store, bot_id)
     report = Report(flow)
-    batch: list[Dialog] = []
-    recent: list[tuple[float, int, Dialog]] = []  # with `last`: a heap of the N dialogs active most recently
-    for order, user in enumerate(names):
-        dialog = recorded_dialogs(user, await store.timeline(bot_id, user), since, until)
+    batch: list[Recording] = []
+    recent: list[tuple[float, int, Recording]] = []  # with `last`: a heap of the N dialogs active most recently
+    order = 0
+    async for user, records in timelines(store, bot_id, users):
+        order += 1
+        dialog = recorded_dialogs(user, records, since, until)
         if not dialog.turns:
+            report.add(dialog)  # listed with its reason when it cannot be replayed
             continue
         if last is None:
             batch.append(dialog)

@@ -10,15 +10,16 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from flows.firing import add_state_messages, new_session, plan
+from flows.firing import add_state_messages, new_dialog, plan
 from flows.model import Flow
-from flows.session import Reply, Session, StepResult, Update
+from flows.dialog import Dialog, Reply, StepResult, Update, replace
 from flows.testing import updates
 from flows.testing.reads import live_payloads
 from flows.testing.runner import advance, final_data
 from server.db.models import SandboxRow
 from server.errors import Unprocessable
-from server.services.flows import draft_flow, get_draft
+from server.services.design_work import draft_flow
+from server.services.flows import get_draft
 from server.services.versions import version_flow
 
 
@@ -45,7 +46,7 @@ async def source_flow(session: AsyncSession, flow_id: str, source: Any) -> Flow:
     return await version_flow(session, flow_id, source)
 
 
-def answer(results: list[StepResult], dialog: Session | None) -> dict[str, Any]:
+def answer(results: list[StepResult], dialog: Dialog | None) -> dict[str, Any]:
     """The simulator's reply body."""
     fired = next((r for r in reversed(results) if r.transition), results[-1])
     data = final_data(results, dialog)
@@ -58,6 +59,7 @@ def answer(results: list[StepResult], dialog: Session | None) -> dict[str, Any]:
         "outcome": results[-1].outcome,
         "effects": [{"type": e.type, "url": e.url, "data": e.data} for r in results for e in r.effects],
         "version": dialog.version if dialog is not None else None,
+        "language": dialog.language if dialog is not None else None,
     }
 
 
@@ -70,9 +72,9 @@ async def simulate(session: AsyncSession, flow_id: str, sandbox_id: str, raw_upd
     await session.execute(delete(SandboxRow).where(SandboxRow.expires_at < wall))
     row = await session.get(SandboxRow, (flow_id, sandbox_id))
     offset = row.clock_offset if row is not None else 0.0
-    dialog = Session.from_dict(json.loads(row.state)) if row is not None and row.state else None
+    dialog = Dialog.from_dict(json.loads(row.state)) if row is not None and row.state else None
     results, now = advance(flow, dialog, update, idle, wall + offset)
-    after = results[-1].session
+    after = results[-1].dialog
     offset = now - wall
     await _save(session, row, flow_id, sandbox_id, after, offset, wall + float(flow.settings.session_ttl))
     body = answer(results, after)
@@ -84,7 +86,7 @@ async def simulate(session: AsyncSession, flow_id: str, sandbox_id: str, raw_upd
 
 
 async def _save(session: AsyncSession, row: SandboxRow | None, flow_id: str, sandbox_id: str,
-                after: Session | None, offset: float, expires: float) -> None:
+                after: Dialog | None, offset: float, expires: float) -> None:
     state_text = json.dumps(after.to_dict(), ensure_ascii=False) if after is not None else None
     if row is None:
         session.add(SandboxRow(flow_id=flow_id, session_id=sandbox_id, state=state_text,
@@ -106,7 +108,7 @@ def bad_dialog(message: str, path: str) -> Unprocessable:
     return Unprocessable(message, code="invalid_dialog", details=[{"path": path, "message": message}])
 
 
-def dialog_of(flow: Flow, raw: Any, now: float) -> Session | None:
+def dialog_of(flow: Flow, raw: Any, now: float) -> Dialog | None:
     """A dialog to put into the sandbox: a saved step (`session` as the simulator answered it) or a state
     with data (start anywhere); 422 with a sentence otherwise."""
     if raw is None:
@@ -119,8 +121,13 @@ def dialog_of(flow: Flow, raw: Any, now: float) -> Session | None:
     data = raw.get("data", {})
     if not isinstance(data, dict):
         raise bad_dialog("dialog.data must be an object.", "dialog.data")
+    language = raw.get("language")
+    if language is not None and (not isinstance(language, str) or language not in flow.languages):
+        listed = ", ".join(flow.languages) or "none"
+        raise bad_dialog(f"dialog.language must be one of the flow's languages ({listed}).", "dialog.language")
     if "updated_at" not in raw:
-        return new_session(flow, raw["state"], dict(data), now)
+        started = new_dialog(flow, raw["state"], dict(data), now)
+        return replace(started, language=language or started.language)
     history = raw.get("history", [])
     if not isinstance(history, list) or not all(isinstance(h, str) for h in history) or len(history) > 1000:
         raise bad_dialog("dialog.history must be a list of state ids.", "dialog.history")
@@ -129,7 +136,7 @@ def dialog_of(flow: Flow, raw: Any, now: float) -> Session | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise bad_dialog(f"dialog.{name} must be a number, as the simulator answered it.", f"dialog.{name}")
     try:
-        dialog = Session.from_dict({**raw, "flow": flow.id})
+        dialog = Dialog.from_dict({**raw, "flow": flow.id})
     except (TypeError, ValueError, KeyError, OverflowError):
         raise bad_dialog("dialog is not a session the simulator answered.", "dialog") from None
     return dialog

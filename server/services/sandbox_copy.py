@@ -1,21 +1,39 @@
 """A live dialog copied into the simulator's sandbox, and a sandbox dialog read back (to open the editor on it)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import time
 from typing import Any
 
+from sqlalchemy import delete, func
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from flows.firing import new_session
+from flows.dialog import replace
+from flows.firing import new_dialog
 from flows.testing.reads import live_payloads
+from server.db.changed import changed
 from server.db.models import SandboxRow
 from server.errors import NotFound, Unprocessable
 from server.services.sandbox import _save, source_flow
 
 
-async def copy_live(db: AsyncSession, snapshot: dict[str, Any]) -> tuple[str, int]:
+def copies_of(bot_id: str, user_id: str) -> str:
+    """The start of the id of every sandbox copy of this user's dialogs with this bot (erasure finds them by it)."""
+    # A hash, not the ids: a sandbox id shows in the editor's address.
+    return "live-" + hashlib.blake2b(f"{bot_id}\x00{user_id}".encode(), digest_size=8).hexdigest() + "-"
+
+
+async def erase_copies(db: AsyncSession, bot_id: str, user_id: str) -> int:
+    """Delete every sandbox copy of the user's dialogs with the bot, in the caller's transaction; how many."""
+    prefix = copies_of(bot_id, user_id)
+    result = await db.execute(delete(SandboxRow).where(
+        func.substr(SandboxRow.session_id, 1, len(prefix)) == prefix))
+    return changed(result)
+
+
+async def copy_live(db: AsyncSession, snapshot: dict[str, Any], bot_id: str, user_id: str) -> tuple[str, int]:
     """A new sandbox dialog with the snapshot's state, data and history, on the version it ran;
     returns (sandbox id, version). The copy's clocks start now: a reminder due in the live dialog is not."""
     flow_id, version, state = snapshot.get("flow"), snapshot.get("version"), snapshot.get("state")
@@ -26,9 +44,9 @@ async def copy_live(db: AsyncSession, snapshot: dict[str, Any]) -> tuple[str, in
     if not flow.has_state(state):
         raise Unprocessable(f"Version {version} of {flow_id} has no state {state!r}.", code="invalid_dialog")
     now = time.time()
-    dialog = new_session(flow, state, dict(snapshot.get("data") or {}), now)
-    dialog.history = [s for s in snapshot.get("history") or [] if isinstance(s, str) and flow.has_state(s)]
-    sandbox_id = "live-" + secrets.token_hex(8)
+    dialog = replace(new_dialog(flow, state, dict(snapshot.get("data") or {}), now),
+                     history=[s for s in snapshot.get("history") or [] if isinstance(s, str) and flow.has_state(s)])
+    sandbox_id = copies_of(bot_id, user_id) + secrets.token_hex(8)
     await _save(db, None, flow_id, sandbox_id, dialog, 0.0, now + float(flow.settings.session_ttl))
     return sandbox_id, version
 

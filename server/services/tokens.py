@@ -8,9 +8,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from server.auth import expired, hash_token
+from server.auth import RANK, CurrentUser, expired, hash_token
 from server.db.models import TokenRow, UserRow
-from server.errors import N_, NotFound, Unprocessable
+from server.errors import N_, Forbidden, NotFound, Unprocessable
 from server.services import audit
 from server.services.common import MAX_INT, iso
 
@@ -60,6 +60,24 @@ def _moment(value: Any) -> datetime | None:
 
 def _bad(path: str, message: str) -> Unprocessable:
     return Unprocessable(message, details=[{"path": path, "message": message}])
+
+
+def within_scope(caller: CurrentUser, owner: UserRow, expires_at: datetime | None) -> datetime | None:
+    """The expiry a token `caller` mints for `owner` may have; 403 for what the caller may not hand out.
+
+    Nobody mints a token for a role above their own, and a token mints only tokens that end no later
+    than itself (asked for none, the new one ends with it): a short-lived token stays short-lived.
+    """
+    if RANK.get(owner.role, len(RANK)) > RANK.get(caller.role, -1):
+        raise Forbidden(f"A {caller.role} cannot create tokens for a {owner.role}.", code="token_scope")
+    if caller.token_id is None or caller.token_expires is None:
+        return expires_at
+    if expires_at is None:
+        return caller.token_expires
+    if expires_at > caller.token_expires:
+        raise Forbidden(f"This token ends at {iso(caller.token_expires)}; the tokens it creates must end no later.",
+                        code="token_scope")
+    return expires_at
 
 
 def usable_label(label: str) -> bool:

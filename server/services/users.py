@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from server.auth import ROLES, CurrentUser, hash_token
 from server.db.models import TokenRow, UserRow
-from server.errors import N_, Conflict, NotFound, Unprocessable
+from server.errors import N_, Conflict, Forbidden, NotFound, Unprocessable
 from server.passwords import MAX_PASSWORD, hash_password, password_problem, verify_password
 from server.services import audit, logins
 from server.services.common import USERNAME, iso
@@ -150,33 +150,74 @@ LAST_ADMIN = {"demote": N_("'%(name)s' is the only admin; make another user admi
               "remove": N_("'%(name)s' is the only admin; make another user admin before removing them.")}
 
 
+async def lock_admins(session: AsyncSession) -> set[int]:
+    """The ids of today's admins, with every admin row held until the caller's transaction ends.
+
+    Two admins demoting or removing each other at once must not both see "another admin is left": on
+    PostgreSQL the rows are locked (FOR UPDATE, in id order, so two callers never deadlock); SQLite has
+    one writer at a time, and a write taken first makes this transaction that writer before it counts.
+    """
+    if session.get_bind().dialect.name == "sqlite":
+        await session.execute(update(UserRow).where(UserRow.role == "admin").values(role=UserRow.role))
+        rows = await session.execute(select(UserRow.id).where(UserRow.role == "admin"))
+    else:
+        rows = await session.execute(select(UserRow.id).where(UserRow.role == "admin")
+                                     .order_by(UserRow.id).with_for_update())
+    return set(rows.scalars().all())
+
+
 async def keep_an_admin(session: AsyncSession, user: UserRow, doing: str) -> None:
     """Refuse to remove or demote (`doing`) the only admin: nobody could manage users or bots afterwards."""
-    if user.role != "admin":
-        return
-    admins = (await session.execute(select(func.count()).where(UserRow.role == "admin"))).scalar_one()
-    if admins <= 1:
-        raise Conflict.worded(LAST_ADMIN[doing], {"name": user.username}, code="last_admin")
+    name, admins = user.username, await lock_admins(session)
+    if user.id in admins and len(admins) <= 1:
+        await session.rollback()  # the admin rows stay locked no longer than needed
+        raise Conflict.worded(LAST_ADMIN[doing], {"name": name}, code="last_admin")
 
 
-async def update_user(session: AsyncSession, username: str, role: str | None, password: str | None,
-                      actor: str | None) -> dict[str, Any]:
-    """Change a user's role and/or password; a new password ends the user's browser sessions."""
+async def update_user(session: AsyncSession, username: str, role: str, actor: str | None) -> dict[str, Any]:
+    """Change a user's role (never the last admin's away from admin)."""
     user = await get_user(session, username)
-    changed = []
-    if role is not None:
-        check_role(role)
-        if role != "admin":
-            await keep_an_admin(session, user, "demote")
-        user.role = role
-        changed.append("role")
-    if password is not None:
-        user.password_hash = await hash_password(check_password(password))
-        user.session_version = user.session_version + 1
-        changed.append("password")
-    audit.record(session, actor, "user.update", f"user:{user.username}", fields=changed)
+    check_role(role)
+    if role != "admin":
+        await keep_an_admin(session, user, "demote")
+    user.role = role
+    audit.record(session, actor, "user.update", f"user:{user.username}", fields=["role"])
     await session.commit()
     return {"username": user.username, "role": user.role, "created_at": iso(user.created_at)}
+
+
+class WrongPassword(Unprocessable):
+    """Changing one's own password needs the current one, and this is not it (or it is missing)."""
+
+    def __init__(self) -> None:
+        message = "Give your current password in current_password to change it."
+        super().__init__(message, code="wrong_password", details=[{"path": "current_password", "message": message}])
+
+
+async def change_password(session: AsyncSession, caller: CurrentUser, username: str, new: Any,
+                          current: Any) -> UserRow:
+    """The one rule for every path that sets a password; ends the user's browser sessions.
+
+    Your own password changes only in a browser session and with the current one (a leaked API token, or
+    an unattended browser, must not become the account); an admin sets anyone else's.
+    """
+    mine = caller.username.lower() == username.lower()
+    if mine and caller.token_id is not None:
+        raise Forbidden("An API token cannot change its own account's password; change it on your page in the "
+                        "browser, with the current one.", code="token_scope")
+    if not mine and not caller.has_role("admin"):
+        raise Forbidden("Only an admin can change someone else's password.")
+    user = await get_user(session, username)
+    if mine and user.password_hash is not None:
+        # An unattended browser must not be enough to lock its owner out.
+        given = current[:MAX_PASSWORD + 1] if isinstance(current, str) else ""
+        if not (await verify_password(given, user.password_hash)).ok:
+            raise WrongPassword()
+    user.password_hash = await hash_password(check_password(new))
+    user.session_version = user.session_version + 1
+    audit.record(session, caller.username, "user.update", f"user:{user.username}", fields=["password"])
+    await session.commit()
+    return user
 
 
 async def delete_user(session: AsyncSession, username: str, actor: str | None) -> None:

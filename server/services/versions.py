@@ -7,15 +7,14 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from flows.canonical import content_hash
-from flows.diff import diff, is_empty
 from flows.model import Flow
-from flows.validate import validation_result
 from server.db.models import FlowRow, VersionRow, utcnow
 from server.errors import N_, BadRequest, NotFound, Unprocessable
-from server.services import audit
+from server import design_pool
+from server.services import audit, design_work
 from server.services.common import MAX_INT, iso
-from server.services.flows import draft_flow, get_draft, get_row
+from server.services.design_work import draft_flow
+from server.services.flows import get_row
 
 MAX_NOTE = 2000  # a sentence or two; the list shows every note in full
 
@@ -30,7 +29,8 @@ async def freeze(session: AsyncSession, flow_id: str, note: str, actor: str | No
     if len(note) > MAX_NOTE:
         raise Unprocessable.worded(N_("The note is %(n)s characters long; keep it under %(max)s."),
                                    {"n": len(note), "max": MAX_NOTE},
-                                   details=[{"path": "note", "message": f"at most {MAX_NOTE} characters"}])
+                                   details=[{"path": "note", "message": f"at most {MAX_NOTE} characters",
+                                             "code": "too_long", "params": {"max": MAX_NOTE}}])
     # Bumping the counter first takes the flow's row lock, so concurrent freezes of one flow queue up here
     # and each then sees the versions the others committed.
     seq = (await session.execute(
@@ -40,10 +40,9 @@ async def freeze(session: AsyncSession, flow_id: str, note: str, actor: str | No
     if seq is None:
         await session.rollback()
         await get_row(session, flow_id)  # raises the 404
-        raise NotFound(f"There is no flow '{flow_id}'.")
+        raise NotFound(f"There is no flow '{flow_id}'.", {"flow": flow_id})
     number, text = seq
-    flow = draft_flow(json.loads(text))
-    digest = content_hash(flow.document)
+    digest, result = await design_pool.run(design_work.frozen, text)
     existing = (await session.execute(
         select(VersionRow).where(VersionRow.flow_id == flow_id, VersionRow.hash == digest)
         .order_by(VersionRow.number.desc()).limit(1))).scalar_one_or_none()
@@ -51,7 +50,6 @@ async def freeze(session: AsyncSession, flow_id: str, note: str, actor: str | No
         found = summary(existing)  # read before the rollback expires the row
         await session.rollback()
         return found, False
-    result = validation_result(flow)
     if not result["ok"]:
         await session.rollback()
         errors = sum(1 for issue in result["issues"] if issue["severity"] == "error")
@@ -112,21 +110,25 @@ async def version_flow(session: AsyncSession, flow_id: str, number: int) -> Flow
 
 async def document_at(session: AsyncSession, flow_id: str, ref: str | None) -> dict[str, Any]:
     """The document at a reference: "draft" or a version number."""
+    return json.loads(await text_at(session, flow_id, ref))
+
+
+async def text_at(session: AsyncSession, flow_id: str, ref: str | None) -> str:
+    """The stored text of the document at a reference: "draft" or a version number."""
     if ref is None or ref == "":
         raise BadRequest.worded(N_("Give both 'from' and 'to': a version number or 'draft'."), {})
     if ref == "draft":
-        return (await get_draft(session, flow_id))[0]
+        return (await get_row(session, flow_id)).document
     text = ref.strip()
     if not text.isascii() or not text.isdigit():
         raise BadRequest.worded(N_("'%(ref)s' is not a version reference; use a version number (1, 2, ...) or 'draft'."),
                                 {"ref": ref})
-    return json.loads((await get_version(session, flow_id, parse_number(text, flow_id))).document)
+    return (await get_version(session, flow_id, parse_number(text, flow_id))).document
 
 
 async def diff_refs(session: AsyncSession, flow_id: str, old: str | None, new: str | None) -> dict[str, Any]:
     """Semantic diff between two references of one flow."""
     await get_row(session, flow_id)
-    old_doc = await document_at(session, flow_id, old)
-    new_doc = await document_at(session, flow_id, new)
-    result = diff(old_doc, new_doc)
-    return {"from": old, "to": new, "identical": is_empty(result), **result}
+    old_text = await text_at(session, flow_id, old)
+    new_text = await text_at(session, flow_id, new)
+    return {"from": old, "to": new, **await design_pool.run(design_work.difference, old_text, new_text)}
