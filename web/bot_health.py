@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from server.metrics import REGISTRY
-from server.runtime.max_client import MaxApiError
+from server.channels.max.client import MaxApiError
 from web.i18n import N_
 from web.i18n import gettext as _
 from web.i18n import ngettext
@@ -29,6 +29,7 @@ ERROR_SAMPLES: dict[tuple[str, str], Callable[[int], str]] = {
         "deliveries MAX will repeat (this server answered with an error)", n),
 }
 SENT = ("botflow_replies_total", "sent")
+GROUPS_IGNORED = ("botflow_updates_ignored_total", "group")
 # MAX error codes in words, for the test-message answer (an operator reads them, not a program).
 MAX_CODE_WORDS = {
     "verify.token": N_("the bot's token is not valid; set a new one in the settings"),
@@ -50,6 +51,8 @@ def _bot_counters(bot: str) -> dict[tuple[str, str], float]:
                 continue
             if sample.name == "botflow_replies_total":
                 values[(sample.name, sample.labels.get("result", ""))] = sample.value
+            elif sample.name == "botflow_updates_ignored_total":
+                values[(sample.name, sample.labels.get("reason", ""))] = sample.value
             elif sample.name == "botflow_webhook_requests_total":
                 status = sample.labels.get("status", "")
                 key = "5xx" if status.startswith("5") else status
@@ -87,25 +90,37 @@ class BotHealth:
         counts = {key: int(deltas.get(key, 0)) for key in ERROR_SAMPLES}
         errors = [(ERROR_SAMPLES[key](n), n) for key, n in counts.items()]
         return {"errors": [(w, n) for w, n in errors if n], "error_total": sum(n for _words, n in errors),
-                "sent": int(deltas.get(SENT, 0)), "minutes": max(1, round(covered / 60)),
+                "sent": int(deltas.get(SENT, 0)), "groups_ignored": int(deltas.get(GROUPS_IGNORED, 0)), "minutes": max(1, round(covered / 60)),
                 "whole_hour": covered >= HOUR - 60}
 
 
-def subscription_words(health: Any, public_url: str | None) -> tuple[str, str]:
+def subscription_words(health: Any, public_url: str | None, bot_id: str = "") -> tuple[str, str]:
     """(tag, sentence) describing the webhook subscription as the watchdog last saw it."""
-    if not public_url:
-        return "muted", _("This server has no public address, so MAX cannot deliver messages to it. Whoever runs "
-                          "the server sets one (the setting BOTFLOW_PUBLIC_URL); while developing, the bot can "
-                          "fetch its messages from MAX instead (botflow poll).")
+    again = _("To subscribe again, whoever runs the server sets its public address (the setting "
+              "BOTFLOW_PUBLIC_URL, and the server renews the subscription by itself) or runs “botflow max "
+              "subscribe --bot %(bot)s --url https://<public address>”; while developing, “botflow poll” fetches "
+              "the messages instead.") % {"bot": bot_id}
     if health is None:
+        if not public_url:
+            return "muted", _("This server has no public address, so it does not renew the subscription itself; "
+                              "MAX's list of subscriptions is looked at about a minute after the server starts.")
         return "muted", _("Not checked yet; the first check runs shortly after the server starts.")
     ago = max(0, round((time.time() - health.checked_at) / 60))
     when = _("just now") if ago == 0 else _("%(n)s min ago") % {"n": ago}
+    if health.refused:
+        return "gone", _("This server's public address is not one MAX delivers to: MAX needs an https:// address "
+                         "on port 443 at a host name with a certificate from a public authority (no IP address, "
+                         "no other port). Checked %(when)s.") % {"when": when}
+    if health.missing:
+        return "gone", _("MAX no longer lists a webhook for this bot, so no messages reach it. Checked %(when)s.") % {
+            "when": when} + " " + again
     if not health.up:
         return "error", _("MAX could not be asked (%(error)s); last try %(when)s.") % {
             "error": health.error or _("no answer"), "when": when}
     if health.resubscribed_at and time.time() - health.resubscribed_at < HOUR:
         return "warn", _("MAX had dropped the subscription; it was renewed. Checked %(when)s.") % {"when": when}
+    if not public_url:
+        return "ok", _("MAX delivers to %(url)s. Checked %(when)s.") % {"url": health.url, "when": when}
     return "ok", _("MAX delivers to this address. Checked %(when)s.") % {"when": when}
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from flows.load import normalise
 from web.i18n import N_
 from web.i18n import gettext as _
+from web.i18n import language_name
 
 # Document field -> the name the forms give it (`say[0].text` is "message 1").
 FIELD_NAMES = {
@@ -24,7 +25,10 @@ FIELD_NAMES = {
     "reminder": N_("reminder"), "reminder.after": N_("reminder delay"), "reminder.text": N_("reminder text"),
     "order": N_("order of transitions"),
 }
-MESSAGE = re.compile(r"^say\[(\d+)\](?:\.(text|buttons))?")
+MESSAGE = re.compile(r"^say\[(\d+)\](?:\.(text|buttons|format|image|upload))?")
+# A message's parts besides its text, as the state form names them.
+MESSAGE_PARTS = {"buttons": N_("buttons of message %(n)s"), "format": N_("format of message %(n)s"),
+                 "image": N_("picture of message %(n)s"), "upload": N_("picture of message %(n)s")}
 ITEM = re.compile(r"^(if|set|actions)\[(\d+)\]")
 
 
@@ -35,8 +39,7 @@ def field_name(field: str) -> str:
     message = MESSAGE.match(field)
     if message:
         n = int(message.group(1)) + 1
-        return _("buttons of message %(n)s") % {"n": n} if message.group(2) == "buttons" else \
-            _("message %(n)s") % {"n": n}
+        return _(MESSAGE_PARTS.get(message.group(2) or "", N_("message %(n)s"))) % {"n": n}
     item = ITEM.match(field)
     if item:
         return f"{_(FIELD_NAMES[item.group(1)])} {int(item.group(2)) + 1}"
@@ -55,8 +58,43 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-def _fields(fields: list[dict[str, Any]]) -> list[dict[str, str]]:
-    return [{"field": field_name(f["field"]), "from": _short(f["from"]), "to": _short(f["to"])} for f in fields]
+# Fields whose values are state ids: shown by the states' titles.
+STATE_FIELDS = ("from", "to", "start")
+
+
+def _fields(fields: list[dict[str, Any]], names: "Names | None" = None) -> list[dict[str, str]]:
+    def shown(field: str, value: Any) -> str:
+        if names is not None and field in STATE_FIELDS and isinstance(value, str) and value:
+            return names.state(value)
+        return _short(value)
+    return [{"field": field_name(f["field"]), "from": shown(f["field"], f["from"]), "to": shown(f["field"], f["to"])}
+            for f in fields]
+
+
+class Names:
+    """States by their titles (the newer document's title wins), transitions by the states they join; an id
+    only where there is no title."""
+
+    def __init__(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        old, new = normalise(old), normalise(new)
+        self.titles: dict[str, str] = {}
+        self.ends: dict[str, tuple[str, str]] = {}
+        for document in (old, new):
+            for sid, state in _ids(document, "states").items():
+                title = state.get("title")
+                if isinstance(title, str) and title.strip():
+                    self.titles[sid] = title
+            for tid, tr in _ids(document, "transitions").items():
+                self.ends[tid] = (str(tr.get("from") or ""), str(tr.get("to") or ""))
+
+    def state(self, sid: str) -> str:
+        return f"«{self.titles[sid]}»" if sid in self.titles else sid
+
+    def transition(self, tid: str) -> str:
+        if tid not in self.ends:
+            return tid
+        source, target = self.ends[tid]
+        return f"{self.state(source)} → {self.state(target)}"
 
 
 # What the page needs of a transition to label its edge as the editor does (static/js/editor/labels.js).
@@ -100,27 +138,51 @@ def diff_graph(old: dict[str, Any], new: dict[str, Any], result: dict[str, Any])
 SECTIONS = {"settings": N_("flow settings"), "commands": N_("global commands"), "other": N_("other fields")}
 
 
-def change_lines(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Readable rows: what was added, removed, and each changed field with its old and new value."""
+def change_lines(result: dict[str, Any], old: dict[str, Any] | None = None,
+                 new: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Readable rows: what was added, removed, and each changed field with its old and new value; states and
+    transitions named by titles (the id goes on hover) when the two documents are given."""
+    names = Names(old or {}, new or {})
     rows: list[dict[str, Any]] = []
     for key in ("title", "start"):
         if result.get(key):
             rows.append({"kind": "changed", "what": _("flow %(field)s") % {"field": field_name(key)},
-                         "fields": _fields([{"field": key, **result[key]}])})
+                         "fields": _fields([{"field": key, **result[key]}], names)})
     for section, name in (("states", N_("state %(id)s")), ("transitions", N_("transition %(id)s"))):
         part = result[section]
-        rows += [{"kind": "added", "what": _(name) % {"id": key}, "fields": []} for key in part["added"]]
-        rows += [{"kind": "removed", "what": _(name) % {"id": key}, "fields": []} for key in part["removed"]]
-        rows += [{"kind": "changed", "what": _(name) % {"id": c["id"]}, "fields": _fields(c["fields"])}
-                 for c in part["changed"]]
+        said = names.state if section == "states" else names.transition
+        rows += [{"kind": "added", "what": _(name) % {"id": said(key)}, "id": key, "fields": []}
+                 for key in part["added"]]
+        rows += [{"kind": "removed", "what": _(name) % {"id": said(key)}, "id": key, "fields": []}
+                 for key in part["removed"]]
+        rows += [{"kind": "changed", "what": _(name) % {"id": said(c["id"])}, "id": c["id"],
+                  "fields": _fields(c["fields"], names)} for c in part["changed"]]
     if result["transitions"].get("order"):
         rows.append({"kind": "changed", "what": _("order of transitions"), "fields": [
-            {"field": _("order"), "from": ", ".join(result["transitions"]["order"]["from"]),
-             "to": ", ".join(result["transitions"]["order"]["to"])}]})
+            {"field": _("order"), "from": ", ".join(names.transition(t) for t in result["transitions"]["order"]["from"]),
+             "to": ", ".join(names.transition(t) for t in result["transitions"]["order"]["to"])}]})
     for section in ("settings", "commands", "other"):
         if result.get(section):
             rows.append({"kind": "changed", "what": _(SECTIONS[section]), "fields": _fields(result[section])})
+    by_language: dict[str, list[dict[str, Any]]] = {}
+    for change in result.get("translations") or []:
+        by_language.setdefault(change["language"], []).append(change)
+    for code, changes in by_language.items():
+        rows.append({"kind": "changed", "what": _("translation into %(lang)s") % {"lang": language_name(code)},
+                     "fields": [{"field": text_place(c["path"], names.titles.get(c.get("state") or "", c.get("state"))), "from": _short(c["from"] or None),
+                                 "to": _short(c["to"] or None)} for c in changes]})
     return rows
+
+
+TEXT_PATH = re.compile(r"^states\[(\d+)\]\.(.+)$")
+
+
+def text_place(path: str, state: str | None) -> str:
+    """A text's path as the forms name it: `«ask_name» · message 1`, `fallback reply`, `command cancel`."""
+    found = TEXT_PATH.match(path)
+    if found:
+        return f"«{state or int(found.group(1)) + 1}» · {field_name(found.group(2))}"
+    return field_name(path.removeprefix("settings."))
 
 
 KINDS = {"added": N_("added"), "removed": N_("removed"), "changed": N_("changed")}

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from flows.format import INPUT_OPTIONS, STATE_ID
-from flows.model import ATTACHMENT_KINDS, INPUT_TYPES
+from flows.markup import FORMATS
+from flows.model import AFTER_PRESS, ATTACHMENT_KINDS, INPUT_TYPES
 from web.forms import Edit, Fields, clean, deep, finish, parse_action
 from web.i18n import gettext as _
 
@@ -41,8 +42,10 @@ def state_values(document: dict[str, Any], state: dict[str, Any]) -> dict[str, A
         "final": bool(state.get("final")),
         "start": document.get("start") == state.get("id"),
         "note": state.get("note", ""),
+        "after_press": state.get("after_press", "keep"),
         "say": [{"text": m.get("text", ""),
-                 "buttons": [[button_values(b) for b in row] for row in m.get("buttons") or []]}
+                 "buttons": [[button_values(b) for b in row] for row in m.get("buttons") or []],
+                 **look_values(m)}
                 for m in state.get("say") or []],
         "input": {
             "type": inp.get("type", ""),
@@ -60,6 +63,25 @@ def state_values(document: dict[str, Any], state: dict[str, Any]) -> dict[str, A
     }
 
 
+def look_values(message: dict[str, Any]) -> dict[str, str]:
+    """A stored message's markup and picture as the form shows them."""
+    picture = "upload" if "upload" in message else "image" if "image" in message else ""
+    return {"format": message.get("format") or "", "picture": picture, "image": message.get("image", ""),
+            "upload": message.get("upload", "")}
+
+
+def look_document(message: dict[str, Any]) -> dict[str, str]:
+    """A posted message's markup and picture as the document stores them (only what is set)."""
+    out: dict[str, str] = {}
+    if message["format"]:
+        out["format"] = message["format"]
+    if message["picture"] == "image" and message["image"].strip():
+        out["image"] = message["image"].strip()
+    elif message["picture"] == "upload" and message["upload"]:  # nothing chosen yet: no picture so far
+        out["upload"] = message["upload"]
+    return out
+
+
 def _show(value: Any) -> str:
     return "" if value is None else str(value)
 
@@ -74,13 +96,16 @@ def read_values(f: Fields) -> dict[str, Any]:
                           "kind": f.text(f"say[{i}].buttons[{r}][{b}].kind", "payload"),
                           "value": f.text(f"say[{i}].buttons[{r}][{b}].value")}
                          for b in f.indices(f"say[{i}].buttons[{r}]")])
-        say.append({"text": f.text(f"say[{i}].text"), "buttons": rows})
+        say.append({"text": f.text(f"say[{i}].text"), "buttons": rows, "format": f.text(f"say[{i}].format"),
+                    "picture": f.text(f"say[{i}].picture"), "image": f.text(f"say[{i}].image"),
+                    "upload": f.text(f"say[{i}].upload")})
     return {
         "id": f.text("id").strip(),
         "title": f.text("title"),
         "final": f.flag("final"),
         "start": f.flag("start"),
         "note": f.text("note"),
+        "after_press": f.text("after_press", "keep"),
         "say": say,
         "input": {
             "type": f.text("input.type"),
@@ -104,7 +129,7 @@ def apply_action(values: dict[str, Any], action: str) -> None:
     say = values["say"]
     try:
         if name == "add_message":
-            say.append({"text": "", "buttons": []})
+            say.append({"text": "", "buttons": [], "format": "", "picture": "", "image": "", "upload": ""})
         elif name == "remove_message":
             say.pop(n[0])
         elif name == "add_row":
@@ -122,11 +147,12 @@ def apply_action(values: dict[str, Any], action: str) -> None:
 
 def anchors(values: dict[str, Any]) -> list[str]:
     """Every place the form can show an error."""
-    names = ["id", "title", "final", "start", "note", "say", "input", "input.type", "input.save_as",
+    names = ["id", "title", "final", "start", "note", "after_press", "say", "input", "input.type", "input.save_as",
              "input.error", "input.max_attempts", "input.min_length", "input.max_length", "input.min",
              "input.max", "input.choices", "input.pattern", "input.kinds"]
     for i, message in enumerate(values["say"]):
-        names += [f"say[{i}]", f"say[{i}].text", f"say[{i}].buttons"]
+        names += [f"say[{i}]", f"say[{i}].text", f"say[{i}].buttons", f"say[{i}].format", f"say[{i}].image",
+                  f"say[{i}].upload"]
         for r, row in enumerate(message["buttons"]):
             names += [f"say[{i}].buttons[{r}][{b}]" for b in range(len(row))]
     return names
@@ -152,12 +178,19 @@ def build_state(values: dict[str, Any], original: dict[str, Any], f: Fields) -> 
         rows = [[button_document(b) for b in row] for row in message["buttons"] if row]
         if rows:
             entry["buttons"] = rows
+        if message["format"] not in ("",) + FORMATS:
+            f.errors[f"say[{i}].format"] = _("Choose a format from the list.")
+        entry.update(look_document(message))
         say.append(entry)
     if say or "say" in original:
         state["say"] = say
     inp = values["input"]
     if inp["type"]:
         state["input"] = _build_input(inp, original.get("input") or {}, f)
+    if values["after_press"] not in AFTER_PRESS:
+        f.errors["after_press"] = _("Choose what a pressed button does to its message.")
+    elif values["after_press"] != "keep" or "after_press" in original:
+        state["after_press"] = values["after_press"]
     if values["note"]:
         state["note"] = values["note"]
     return state
@@ -210,7 +243,7 @@ def rename(document: dict[str, Any], old: str, new: str) -> None:
         layout[new] = layout.pop(old)
 
 
-def edit_state(document: dict[str, Any], state_id: str, f: Fields) -> Edit:
+def edit_state(document: dict[str, Any], state_id: str, f: Fields, *, check: bool = True) -> Edit:
     """Apply a posted state form to `document` (the draft it was opened on)."""
     index = next(i for i, s in enumerate(document["states"]) if s.get("id") == state_id)
     values = read_values(f)
@@ -233,4 +266,5 @@ def edit_state(document: dict[str, Any], state_id: str, f: Fields) -> Edit:
         elif edited.get("start") == new_id:
             edited["start"] = ""
     select = f"state:{new_id if not f.errors.get('id') else state_id}"
-    return finish(document, edited, values, dict(f.errors), f"states[{index}]", anchors(values), select)
+    return finish(document, edited, values, dict(f.errors), f"states[{index}]", anchors(values), select,
+                  check=check)

@@ -5,6 +5,7 @@ import re
 from typing import Any
 
 from flows.model import ATTACHMENT_KINDS, OPS, TRIGGERS
+from web import durations
 from web.forms import Edit, Fields, deep, finish, parse_action, parse_literal, show_literal
 from web.i18n import gettext as _
 
@@ -34,11 +35,12 @@ def transition_values(tr: dict[str, Any]) -> dict[str, Any]:
         "pattern": tr.get("pattern", ""),
         "kinds": list(tr.get("kinds") or []),
         "name": tr.get("name", ""),
-        "after": "" if tr.get("after") is None else str(tr["after"]),
+        "after": durations.shown(tr.get("after")),
         "if": [{"var": c.get("var", ""), "op": c.get("op", "eq"),
                 "value": "" if "value" not in c else show_literal(c["value"])} for c in tr.get("if") or []],
         "set": [{"key": k, "value": v} for k, v in (tr.get("set") or {}).items()],
         "actions": [{"type": a.get("type", "webhook"), "url": a.get("url", "")} for a in tr.get("actions") or []],
+        "language": tr.get("language", ""),
     }
 
 
@@ -46,6 +48,7 @@ def read_values(f: Fields) -> dict[str, Any]:
     """The posted form in the shape of transition_values()."""
     return {
         "id": f.text("id").strip(),
+        "language": f.text("language"),
         "from": f.text("from"),
         "to": f.text("to"),
         "on": f.text("on"),
@@ -54,7 +57,7 @@ def read_values(f: Fields) -> dict[str, Any]:
         "pattern": f.text("pattern"),
         "kinds": f.all("kinds"),
         "name": f.text("name").strip(),
-        "after": f.text("after"),
+        "after": durations.posted(f, "after"),
         "if": [{"var": f.text(f"if[{i}].var").strip(), "op": f.text(f"if[{i}].op", "eq"),
                 "value": f.text(f"if[{i}].value")} for i in f.indices("if")],
         "set": [{"key": f.text(f"set[{i}].key").strip(), "value": f.text(f"set[{i}].value")}
@@ -85,7 +88,8 @@ def apply_action(values: dict[str, Any], action: str, errors: dict[str, str]) ->
 
 
 def anchors(values: dict[str, Any]) -> list[str]:
-    names = ["id", "from", "to", "on", "payload", "match", "pattern", "kinds", "name", "after", "if", "set", "actions"]
+    names = ["id", "from", "to", "on", "payload", "match", "pattern", "kinds", "name", "after", "if", "set", "actions",
+             "language"]
     names += [f"if[{i}]" for i in range(len(values["if"]))]
     names += [f"if[{i}].{k}" for i in range(len(values["if"])) for k in ("var", "op", "value")]
     names += [f"set[{i}]" for i in range(len(values["set"]))]
@@ -100,6 +104,25 @@ def build_transition(values: dict[str, Any], original: dict[str, Any], f: Fields
     tr.update({"id": values["id"], "from": values["from"], "to": values["to"], "on": values["on"]})
     if values["on"] not in TRIGGERS:
         f.errors["on"] = _("Choose a trigger from the list.")
+    _trigger_fields(tr, values, f)
+    conditions = _conditions(values, f)
+    if conditions:
+        tr["if"] = conditions
+    assignments = _assignments(values, f)
+    if assignments:
+        tr["set"] = assignments
+    actions = _actions(values, f)
+    if actions:
+        tr["actions"] = actions
+    # The form shows the language switch only for a flow with languages; without the field the switch stays.
+    language = f.text("language") if "language" in f.data else original.get("language")
+    if language:
+        tr["language"] = language
+    return tr
+
+
+def _trigger_fields(tr: dict[str, Any], values: dict[str, Any], f: Fields) -> None:
+    """The fields the chosen trigger takes (payload, match and pattern, kinds, name, after), into `tr`."""
     own = TRIGGER_FIELDS.get(values["on"], ())
     if "payload" in own:
         tr["payload"] = values["payload"]
@@ -120,10 +143,14 @@ def build_transition(values: dict[str, Any], original: dict[str, Any], f: Fields
         if not values["name"]:
             f.errors["name"] = _("Enter the event name.")
     if "after" in own:
-        after = f.number("after", minimum=1)
+        after = durations.read(f, "after")
         if after is None and "after" not in f.errors:
-            f.errors["after"] = _("Enter the idle time in seconds (at least 1).")
+            f.errors["after"] = _("Enter how long the user stays idle.")
         tr["after"] = after
+
+
+def _conditions(values: dict[str, Any], f: Fields) -> list[dict[str, Any]]:
+    """The `if` rows as conditions, values read as literals."""
     conditions = []
     for i, c in enumerate(values["if"]):
         if c["op"] not in OPS:
@@ -139,8 +166,11 @@ def build_transition(values: dict[str, Any], original: dict[str, Any], f: Fields
         except ValueError as exc:
             f.errors[f"if[{i}].value"] = str(exc)
         conditions.append(entry)
-    if conditions:
-        tr["if"] = conditions
+    return conditions
+
+
+def _assignments(values: dict[str, Any], f: Fields) -> dict[str, str]:
+    """The `set` rows as {key: template}; an empty or repeated key is an error on its row."""
     assignments: dict[str, str] = {}
     for i, row in enumerate(values["set"]):
         if not row["key"]:
@@ -148,8 +178,11 @@ def build_transition(values: dict[str, Any], original: dict[str, Any], f: Fields
         elif row["key"] in assignments:
             f.errors[f"set[{i}]"] = _("%(key)s is set twice.") % {"key": row["key"]}
         assignments[row["key"]] = row["value"]
-    if assignments:
-        tr["set"] = assignments
+    return assignments
+
+
+def _actions(values: dict[str, Any], f: Fields) -> list[dict[str, Any]]:
+    """The action rows as actions."""
     actions = []
     for i, a in enumerate(values["actions"]):
         if a["type"] not in ACTION_TYPES:
@@ -160,12 +193,10 @@ def build_transition(values: dict[str, Any], original: dict[str, Any], f: Fields
             if not a["url"]:
                 f.errors[f"actions[{i}].url"] = _("Enter the URL the data is posted to.")
         actions.append(entry)
-    if actions:
-        tr["actions"] = actions
-    return tr
+    return actions
 
 
-def edit_transition(document: dict[str, Any], transition_id: str, f: Fields) -> Edit:
+def edit_transition(document: dict[str, Any], transition_id: str, f: Fields, *, check: bool = True) -> Edit:
     """Apply a posted transition form to `document`."""
     transitions = document["transitions"]
     index = next(i for i, t in enumerate(transitions) if t.get("id") == transition_id)
@@ -193,7 +224,7 @@ def edit_transition(document: dict[str, Any], transition_id: str, f: Fields) -> 
 
     select = f"transition:{new_id if not f.errors.get('id') else transition_id}"
     prefix = f"transitions[{_index_after_move(index, move, len(transitions), bool(f.errors))}]"
-    return finish(document, edited, values, dict(f.errors), prefix, anchors(values), select, translate)
+    return finish(document, edited, values, dict(f.errors), prefix, anchors(values), select, translate, check=check)
 
 
 def _move(items: list[Any], index: int, step: int) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from flows.errors import FlowFormatError
 from flows.load import load
 from server.services.flows import action_allow
-from web.messages import loader_sentence
+from web.messages import loader_words
 from web.i18n import gettext as _
 
 INDEX = re.compile(r"\[(\d{1,6})\]")
@@ -137,7 +137,7 @@ def place_errors(details: list[dict[str, str]], prefix: str, anchors: list[str],
         elif not prefix:
             local = translate(path)
         anchor = anchor_for(local, anchors) if local else ""
-        message = loader_sentence(detail.get("message", ""))
+        message = loader_words(detail)
         if not anchor and local:
             message = f"{local}: {message}"
         out[anchor] = f"{out[anchor]} {message}".strip() if anchor in out else message
@@ -162,17 +162,30 @@ class Edit:
     errors: dict[str, str] = field(default_factory=dict)
     select: str | None = None  # "state:<id>" or "transition:<id>" the form edits after the post
     changed: bool = True
+    # Where the loader's complaints land on this form (see `refuse`).
+    prefix: str = ""
+    anchors: list[str] = field(default_factory=list)
+    translate: Callable[[str], str] = lambda p: p
+
+    def refuse(self, details: list[dict[str, str]]) -> None:
+        """The loader refused the edited document: its details become field errors and nothing is saved."""
+        self.errors = place_errors(details, self.prefix, self.anchors, self.translate)
+        self.document = None
 
 
 def finish(original: dict[str, Any], document: dict[str, Any], values: dict[str, Any], errors: dict[str, str],
            prefix: str, anchors: list[str], select: str,
-           translate: Callable[[str], str] = lambda p: p) -> Edit:
-    """Run the loader over the edit, map its complaints onto the form, and decide whether to save."""
-    if not errors:
-        errors = place_errors(format_problems(document), prefix, anchors, translate)
+           translate: Callable[[str], str] = lambda p: p, *, check: bool = True) -> Edit:
+    """Map field errors onto the form and decide whether to save; `check` runs the loader over the edit here
+    (the editor's pages pass False: they load the edit once, in a design worker, with its validation)."""
+    edit = Edit(None, values, errors, select, prefix=prefix, anchors=anchors, translate=translate)
     if errors:
-        return Edit(None, values, errors, select)
-    return Edit(document, values, {}, select, changed=document != original)
+        return edit
+    edit.document, edit.changed = document, document != original
+    problems = format_problems(document) if check else []
+    if problems:
+        edit.refuse(problems)
+    return edit
 
 
 def clean(obj: dict[str, Any]) -> dict[str, Any]:

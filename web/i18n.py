@@ -9,6 +9,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+from babel import Locale
 from babel.dates import format_skeleton, format_time, get_datetime_format
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
@@ -213,8 +214,17 @@ def configure_templates(engine: Any) -> None:
     """Jinja's i18n extension with our gettext, plus the language helpers every page uses."""
     env = engine.engine
     env.add_extension("jinja2.ext.i18n")
-    env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
+    env.install_gettext_callables(gettext, ngettext, newstyle=True)
     env.globals.update(current_language=current_language, js_catalogue=lambda: js_catalogue(current_language()),
                        languages=LANGUAGES, role_name=role_name)
     env.filters["human_datetime"] = human_datetime
     env.filters["bot_field"] = bot_field
+
+
+def language_name(code: str) -> str:
+    """A flow language's code as its name in the current UI language ("en" -> "английский"), else the code."""
+    try:
+        name = Locale.parse(current_language()).languages.get(code)
+    except (ValueError, TypeError):
+        name = None
+    return name or code

@@ -4,15 +4,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from flows.errors import DocumentSyntaxError
 from flows.limits import MAX_SECONDS
 from server.errors import AppError
 from web.i18n import N_, gettext as _
 
 # A clause that tells an API client what to call next ("GET /api/flows lists the flows").
 API_CLAUSE = re.compile(r"\b(GET|PUT|POST|PATCH|DELETE)\b|/api/|If-Match|ETag|Authorization", re.IGNORECASE)
-QUOTED = re.compile(r"'([^']*)'")
-# Field notes whose figure is the service's constant ("at most 500 characters"): one catalogue entry each.
-COUNTED = re.compile(r"^at most (\d+) characters$")
 
 
 def without_api_words(message: str) -> str:
@@ -24,16 +22,15 @@ def without_api_words(message: str) -> str:
 
 def human_message(exc: AppError) -> str:
     """What the designer shows for a service's refusal."""
-    names = QUOTED.findall(exc.message)
-    name = names[0] if names else ""
-    if exc.code == "flow_exists":
-        return _("A flow with the id %(id)s already exists.") % {"id": name}
-    if exc.code == "bot_exists":
-        return _("A bot with the id %(id)s already exists.") % {"id": name}
-    if exc.code == "not_found" and exc.message.startswith("There is no flow"):
-        return _("There is no flow %(id)s; it may have been deleted.") % {"id": name}
-    if exc.code == "not_found" and exc.message.startswith("There is no bot"):
-        return _("There is no bot %(id)s; it may have been deleted.") % {"id": name}
+    flow, bot = exc.params.get("flow"), exc.params.get("bot")
+    if exc.code == "flow_exists" and flow:
+        return _("A flow with the id %(id)s already exists.") % {"id": flow}
+    if exc.code == "bot_exists" and bot:
+        return _("A bot with the id %(id)s already exists.") % {"id": bot}
+    if exc.code == "not_found" and flow:
+        return _("There is no flow %(id)s; it may have been deleted.") % {"id": flow}
+    if exc.code == "not_found" and bot:
+        return _("There is no bot %(id)s; it may have been deleted.") % {"id": bot}
     if exc.code == "revision_mismatch":
         return _("Someone else saved this flow meanwhile; reload to see their version.")
     if exc.words is not None:  # the service's own sentence beats a generic one
@@ -53,38 +50,62 @@ def human_detail(detail: dict[str, Any]) -> dict[str, Any]:
     message = detail.get("message")
     if not isinstance(message, str) or not message:
         return detail
-    counted = COUNTED.match(message)
-    if counted:
-        return {**detail, "message": _("at most %(n)s characters") % {"n": counted.group(1)}}
-    return {**detail, "message": loader_sentence(message)}
+    params = detail.get("params")
+    if detail.get("code") == "too_long" and isinstance(params, dict) and params.get("max") is not None:
+        return {**detail, "message": _("at most %(n)s characters") % {"n": params["max"]}}
+    return {**detail, "message": loader_words(detail)}
 
 
-# The loader's complaints a form can draw (its English wording, flows/format.py), said in the reader's language.
-LOADER_SENTENCES = [
-    (re.compile(rf"^must be at most {MAX_SECONDS:,} seconds \(a year\), not "),
-     N_("at most a year (31,536,000 seconds); enter a smaller number")),
-    (re.compile(r"^(?P<value>\S+) is too large: numbers in a flow are at most 2\^53"),
-     N_("%(value)s is too large: a number in a flow is at most 9,007,199,254,740,992 in magnitude")),
-    (re.compile(r"^the reminder \((?P<after>\S+) s\) must come before the dialog expires \(session_ttl (?P<ttl>\S+) s\)"),
-     N_("the reminder (after %(after)s s) must come before the dialog expires (after %(ttl)s s); make it sooner")),
-    (re.compile(r'^"(?P<key>.*)" is not a valid data key;'),
-     N_("\"%(key)s\" cannot be a data name: use Latin letters, digits and _, starting with a letter or _ (e.g. "
-        "phone_number)")),
-    (re.compile(r'^state id "(?P<id>.*)" is not valid;'),
-     N_("\"%(id)s\" cannot be a state id: use 1 to 64 characters, a lowercase Latin letter first, then lowercase "
-        "letters, digits or _ (e.g. awaiting_phone)")),
-    (re.compile(r'^flow id "(?P<id>.*)" is not valid;'),
-     N_("\"%(id)s\" cannot be a flow id: use 1 to 64 characters, a lowercase Latin letter first, then lowercase "
-        "letters, digits, _ or -")),
-]
+# The loader's complaints by the code its details carry (flows/said.py), in the reader's language; the English
+# `message` stays the API's. A detail without a code, or with one not listed here, falls back to the catalogue.
+LOADER_WORDS: dict[str, str] = {
+    "number_too_large": N_("%(value)s is too large: a number in a flow is at most 9,007,199,254,740,992 in "
+                           "magnitude"),
+    "number_above_maximum": N_("at most %(maximum)s; enter a smaller number"),
+    "reminder_after_expiry": N_("the reminder (after %(after)s s) must come before the dialog expires (after "
+                                "%(ttl)s s); make it sooner"),
+    "bad_data_key": N_("\"%(key)s\" cannot be a data name: use Latin letters, digits and _, starting with a letter "
+                       "or _ (e.g. phone_number)"),
+    "bad_state_id": N_("\"%(id)s\" cannot be a state id: use 1 to 64 characters, a lowercase Latin letter first, "
+                       "then lowercase letters, digits or _ (e.g. awaiting_phone)"),
+    "html_unknown_tag": N_("MAX does not show the tag %(tag)s; use only <b>, <i>, <u>, <s>, <code>, <pre>, <a>, "
+                           "<mark>, <blockquote> and <h1>, or write &lt; for a literal <"),
+    "html_never_closed": N_("<%(tag)s> is opened but never closed; add </%(tag)s>"),
+    "html_never_opened": N_("%(tag)s closes a tag that was never opened; remove it or open the tag before it"),
+    "html_crossed": N_("</%(tag)s> comes while <%(open)s> is still open; close <%(open)s> first"),
+    "html_bad_attribute": N_("%(tag)s cannot be shown: only <a> takes an attribute, href=\"https://...\", and no "
+                             "tag closes itself"),
+    "bad_picture_url": N_("MAX cannot fetch a picture from %(url)s; write an https:// address"),
+    "unknown_field": N_("there is no field %(field)s here; allowed: %(allowed)s. Remove it, or start its name "
+                        "with x- to keep your own data"),
+    "missing_field": N_("the field %(field)s is required here"),
+    "bad_flow_id": N_("\"%(id)s\" cannot be a flow id: use 1 to 64 characters, a lowercase Latin letter first, then "
+                      "lowercase letters, digits, _ or -"),
+}
+# Bounds whose unit has its own sentence ("a year" reads better than 31,536,000).
+BOUND_WORDS = {f"seconds (a year)|{MAX_SECONDS}": N_("at most a year (31,536,000 seconds); enter a smaller number")}
 
 
-def loader_sentence(message: str) -> str:
-    """A loader complaint in the reader's language: a known shape, else the catalogue's entry for it."""
-    for shape, template in LOADER_SENTENCES:
-        found = shape.match(message)
-        if found:
-            return _(template) % found.groupdict()
+def loader_words(detail: dict[str, Any]) -> str:
+    """A loader detail in the reader's language: said from its code and params, else the catalogue's entry."""
+    code, params = detail.get("code"), detail.get("params")
+    message = str(detail.get("message") or "")
+    if code in LOADER_WORDS and isinstance(params, dict):
+        if code == "unknown_field" and params.get("close"):
+            return _("there is no field %(field)s here; did you mean %(close)s?") % {
+                "field": f"«{params.get('field')}»", "close": f"«{params['close']}»"}
+        if code in ("unknown_field", "missing_field"):
+            params = {**params, "field": f"«{params.get('field')}»",
+                      "allowed": ", ".join(f"«{name}»" for name in params.get("allowed") or [])}
+        if code == "number_above_maximum":
+            bound = BOUND_WORDS.get(f"{params.get('unit')}|{params.get('maximum')}")
+            if bound:
+                return _(bound)
+            params = {**params, "maximum": f"{float(params.get('maximum') or 0):,.0f}"}
+        try:
+            return _(LOADER_WORDS[code]) % params
+        except (KeyError, TypeError, ValueError):  # params not as this code's words expect: say the English
+            return _(message)
     return _(message)
 
 
@@ -110,14 +131,10 @@ def shown_value(value: Any) -> str:
     return f"«{value}»"
 
 
-SYNTAX = re.compile(r"^The document is not valid (JSON|YAML): .* at line (\d+), column (\d+)\.?$", re.DOTALL)
-
-
-def syntax_problem(message: str) -> str:
+def syntax_problem(exc: DocumentSyntaxError) -> str:
     """A parser's refusal of a file as a sentence in the reader's language: which format and where."""
-    found = SYNTAX.match(message)
-    if found is None:
-        return _(message)
-    kind, line, column = found.groups()
-    return _("This is not valid %(kind)s: look at line %(line)s, column %(column)s.") % {
-        "kind": kind, "line": line, "column": column}
+    where = exc.params
+    if exc.code == "syntax_at" and {"format", "line", "column"} <= set(where):
+        return _("This is not valid %(kind)s: look at line %(line)s, column %(column)s.") % {
+            "kind": where["format"], "line": where["line"], "column": where["column"]}
+    return _(exc.message)

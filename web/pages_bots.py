@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime, timezone
 from typing import Annotated, Any
 
 from litestar import Controller, get, post
@@ -16,15 +17,18 @@ from server.api.bots import bot_changed
 from server.api.params import DbSession, PathStr
 from server.db.models import BotRow
 from server.errors import AppError
-from server.runtime.max_client import MaxApiError
+from server.channels.max.client import MaxApiError
+from server.channels.max.render import text_body
+from server.channels.max.sender import max_client_of
 from server.runtime.bot_counts import bot_counts
 from server.services import bots as bot_service
 from server.services import flows as flow_service
 from server.services import publishing
+from server.runtime.lifecycle import runtime_if_started, runtime_of
 from web.pages import app_error, fragment, problem, redirect, refusal, render, user_of
 from web.bot_health import BotHealth, max_answer_words, subscription_words
 from web.messages import human_detail, human_message
-from web.i18n import N_
+from web.i18n import N_, human_datetime
 from web.i18n import gettext as _
 from web.pages_versions import SESSION_MODES, publish_version
 
@@ -33,6 +37,7 @@ log = logging.getLogger("botflow.web.bots")
 HEALTH = BotHealth()
 COUNT_SECONDS = 1.0  # the page waits at most this for the dialog and queue counts
 COUNT_CAP = 2_000
+LOST_SHOWN = 24 * 3600  # seconds the bots page tells that the dialog store lost dialogs
 TEST_TEXT = N_("Test message from Botflow: the bot can reach you.")
 
 
@@ -40,14 +45,26 @@ async def delivery(request: HTMXRequest, bot: dict[str, Any]) -> dict[str, Any]:
     """Everything the delivery card shows for one bot."""
     state, settings = request.app.state, request.app.state.settings
     watchdog = getattr(state, "watchdog", None)
-    tag, words = subscription_words(watchdog.health.get(bot["id"]) if watchdog else None, settings.public_url)
+    tag, words = subscription_words(watchdog.health.get(bot["id"]) if watchdog else None, settings.public_url,
+                                    bot["id"])
     counts = None
     try:
-        counts = await asyncio.wait_for(bot_counts(state.runtime.store, bot["id"], COUNT_CAP), COUNT_SECONDS)
+        counts = await asyncio.wait_for(bot_counts(runtime_of(request.app).store, bot["id"], COUNT_CAP), COUNT_SECONDS)
     except Exception as exc:  # the page still shows everything else
         log.warning("counting dialogs of bot %s for its page failed: %s", bot["id"], exc)
     return {"subscription_tag": tag, "subscription_words": words, "rate": settings.max_rate,
             "counts": counts, "count_cap": COUNT_CAP, **HEALTH.summary(bot["id"])}
+
+
+def store_lost(request: HTMXRequest) -> str | None:
+    """When the dialog store was last found to have lost dialogs, as people read it; None past a day."""
+    runtime = runtime_if_started(request.app)
+    if runtime is None:
+        return None
+    lost_at = runtime.store.lost_at()
+    if lost_at is None or runtime.clock() - lost_at > LOST_SHOWN:
+        return None
+    return human_datetime(datetime.fromtimestamp(lost_at, timezone.utc))
 
 
 def _secrets(data: dict[str, str]) -> dict[str, Any]:
@@ -67,7 +84,7 @@ class BotsController(Controller):
         settings = request.app.state.settings
         return render(request, "bots.html", "_partials/bots_table.html", section="bots",
                       bots=await bot_service.list_bots(db_session, settings.public_url),
-                      can_admin=user_of(request).has_role("admin"))
+                      can_admin=user_of(request).has_role("admin"), store_lost=store_lost(request))
 
     @post("/", include_in_schema=False, media_type=MediaType.HTML)
     async def create(self, request: HTMXRequest, db_session: DbSession, data: Form) -> Any:
@@ -130,15 +147,16 @@ class BotsController(Controller):
         row = await db_session.get(BotRow, bot_id)
         if row is None:
             return problem(request, _("There is no bot %(id)s; it may have been deleted.") % {"id": bot_id}, status=404)
-        if not row.token and not errors:
+        token = row.token
+        if not token and not errors:
             errors["user_id"] = _("The bot has no MAX token yet; set one in the settings first.")
-        if errors:
+        if errors or not token:
             return fragment(request, "_partials/bot_test_message.html", status=422, bot_id=bot_id,
                             errors=errors, user_id=raw_user, text=text)
         answer, failure = None, None
         try:
-            answer = await request.app.state.runtime.client.send_message(
-                row.token, user_id=int(raw_user), body={"text": text})
+            answer = await max_client_of(runtime_of(request.app).link).send_message(
+                token, user_id=int(raw_user), body=text_body(text))
         except MaxApiError as exc:
             failure = exc
         delivered, words = max_answer_words(failure, answer)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
-from litestar import Request, Response, get
+from litestar import Request, Response, route
+from litestar.enums import HttpMethod, ScopeType
 from litestar.exceptions import HTTPException
 from litestar.middleware.session.client_side import ClientSideSessionBackend
 from litestar.response import Template
@@ -15,18 +15,19 @@ from litestar.utils.scope.state import ScopeState
 from server.auth import current_user, user_for_session
 from server.csrf import CSRF_COOKIE, signed_by
 from server.errors import http_exception_handler
+from server.static_files import asset_answer
 from web.i18n import COOKIE, choose, format_size, set_language
 from web.i18n import gettext as _
 from web.pages import is_htmx, problem
 
-ICON = Path(__file__).resolve().parent / "static" / "favicon.svg"  # web/static: the repository link or the wheel copy
 MACHINE_PREFIXES = ("/api", "/webhooks", "/healthz", "/readyz", "/schema", "/metrics", "/static")
 log = logging.getLogger("botflow.web")
 
 
-@get("/favicon.ico", include_in_schema=False)
-async def favicon() -> Response[bytes]:
-    return Response(ICON.read_bytes(), media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+@route("/favicon.ico", http_method=[HttpMethod.GET, HttpMethod.HEAD], include_in_schema=False)
+async def favicon(request: Request) -> Response[bytes]:
+    """static/favicon.svg under the name browsers ask for, revalidated like any unversioned asset."""
+    return asset_answer(request, request.app.state.assets.lookup("favicon.svg")[0])
 
 
 def wants_page(request: Request) -> bool:
@@ -41,9 +42,11 @@ def from_a_page(request: Request) -> bool:
 
 
 def too_large(request: Request) -> Response:
-    """A form or upload past BOTFLOW_MAX_BODY: said where the page shows refusals, not as JSON."""
+    """A form or upload past its route's limit (BOTFLOW_MAX_BODY, or a flow document's): said where the page
+    shows refusals, not as JSON."""
+    limit = request.route_handler.resolve_request_max_body_size() if "route_handler" in request.scope else None
     message = _("That is more than the %(size)s a form may send; shorten the text or choose a smaller file.") % {
-        "size": format_size(request.app.state.settings.max_body)}
+        "size": format_size(limit or request.app.state.settings.max_body)}
     return problem(request, message, status=413)
 
 
@@ -53,7 +56,7 @@ def visitor_hook(sessions: ClientSideSessionBackend) -> Callable[[Exception, Sco
     is signed in and their navigation."""
 
     async def visitor(exc: Exception, scope: Scope) -> None:
-        if (scope["type"] != "http" or "user" in scope or not isinstance(exc, HTTPException)
+        if (scope["type"] != ScopeType.HTTP or "user" in scope or not isinstance(exc, HTTPException)
                 or exc.status_code not in (404, 405)):
             return
         request: Request = Request(scope)

@@ -16,14 +16,18 @@ from litestar.response import Template
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from flows.errors import DocumentSyntaxError, FlowFormatError
-from flows.export import EXPORT_FORMATS, export
+from flows.export import EXPORT_FORMATS
+from flows.limits import MAX_DOCUMENT_BYTES
 from flows.load import parse_text
 from flows.model import FORMAT
 from server.bodies import unreadable
 from server.api.params import DbSession, PathStr
+from server import design_pool
 from server.errors import AppError
 from server.services import bots as bot_service
+from server.services import design_work
 from server.services import flows as flow_service
+from server.runtime.lifecycle import runtime_if_started
 from web.i18n import N_, current_language
 from web.i18n import gettext as _
 from web.i18n import ngettext
@@ -112,7 +116,7 @@ class FlowsController(Controller):
             return app_error(request, exc)
         return redirect(request, f"/flows/{flow_id}/edit")
 
-    @post("/import", include_in_schema=False)
+    @post("/import", include_in_schema=False, request_max_body_size=MAX_DOCUMENT_BYTES)
     async def import_file(self, request: HTMXRequest, db_session: DbSession,
                           data: Annotated[dict[str, Any], Body(media_type=RequestEncodingType.MULTI_PART)]) -> Any:
         denied = refusal(request, "editor")
@@ -139,7 +143,7 @@ class FlowsController(Controller):
                 row = await flow_service.create_flow(db_session, raw, user_of(request).username)
         except DocumentSyntaxError as exc:
             return problem(request, _("%(file)s cannot be read.") % {"file": name},
-                           [{"path": "", "message": syntax_problem(exc.message)}], status=422)
+                           [{"path": "", "message": syntax_problem(exc)}], status=422)
         except FlowFormatError as exc:
             count = len(exc.details) or 1
             return problem(request, ngettext("%(file)s is not a valid flow document (%(n)s problem).",
@@ -163,10 +167,10 @@ class FlowsController(Controller):
             return problem(request, _("Unknown format %(fmt)s; choose one of %(all)s.")
                            % {"fmt": fmt, "all": ", ".join(EXPORT_FORMATS)}, status=404)
         try:
-            document, _revision = await flow_service.get_draft(db_session, flow_id)
+            stored = (await flow_service.get_row(db_session, flow_id)).document
+            text, media_type = await design_pool.run(design_work.exported, stored, fmt, None)
         except AppError as exc:
             return app_error(request, exc)
-        text, media_type = export(flow_service.draft_flow(document), fmt)
         filename = f"{flow_id}.{EXTENSIONS[fmt]}"
         return Response(text, media_type=media_type,
                         headers={"Content-Disposition": f'attachment; filename="{filename}"'})
@@ -178,7 +182,11 @@ class FlowsController(Controller):
             return denied
         user = user_of(request)
         try:
-            await flow_service.delete_flow(db_session, flow_id, user.role, user.username)
+            ended = await flow_service.delete_flow(db_session, flow_id, user.role, user.username)
+            runtime = runtime_if_started(request.app)
+            if runtime is not None:
+                for bot_id in ended:  # their experiments ended with the versions
+                    await runtime.bot_changed(bot_id)
         except AppError as exc:
             return await self._table(request, db_session, error=human_message(exc), status=exc.status)
         return await self._table(request, db_session)

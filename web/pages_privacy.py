@@ -16,9 +16,10 @@ from flows.masking import INPUT_TYPES
 from server.api.bots import bot_changed
 from server.api.params import DbSession, PathStr
 from server.errors import AppError
-from server.runtime.erasure import erase_user
+from server.services.erasure import erase_user
 from server.services import bots as bot_service
 from server.services import privacy
+from server.runtime.lifecycle import runtime_of
 from web.pages import app_error, fragment, refusal, user_of
 from web.i18n import gettext as _
 
@@ -84,11 +85,13 @@ class PrivacyController(Controller):
                             errors={"user_id": _("Enter the MAX user id whose data to erase: digits only, "
                                                  "e.g. %(n)s.") % {"n": 212843158}})
         try:
-            erased = await erase_user(db_session, request.app.state.runtime.dispatcher, bot_id, raw,
+            erased = await erase_user(db_session, runtime_of(request.app).dispatcher, bot_id, raw,
                                       user_of(request).username)
         except AppError as exc:
             return app_error(request, exc)
-        return fragment(request, PARTIAL, bot=bot, errors={}, can_admin=True, erased=erased, erased_user=raw)
+        # The live dialogs below listen for this: the erased user's dialog leaves the list without a reload.
+        return fragment(request, PARTIAL, headers={"HX-Trigger": "dialogs-changed"}, bot=bot, errors={},
+                        can_admin=True, erased=erased, erased_user=raw)
 
 
 ROUTES = [PrivacyController]

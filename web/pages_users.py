@@ -12,7 +12,7 @@ from litestar.response import Template
 from server.api.params import DbSession, PathInt, PathStr
 from server.auth import ROLES, CurrentUser, login_session
 from server.errors import AppError
-from server.passwords import MAX_PASSWORD, verify_password
+from server.passwords import MAX_PASSWORD
 from server.services import tokens as token_service
 from server.services import users as user_service
 from web.i18n import N_, role_name
@@ -141,7 +141,7 @@ class UsersController(Controller):
         if role not in ROLES:
             return problem(request, _("Choose one of the roles."), status=422)
         try:
-            changed = await user_service.update_user(db_session, username, role, None, user_of(request).username)
+            changed = await user_service.update_user(db_session, username, role, user_of(request).username)
         except AppError as exc:
             return app_error(request, exc)
         if itself(request, username) and role != "admin":
@@ -162,21 +162,22 @@ class UsersController(Controller):
             row = await user_service.get_user(db_session, username)
         except AppError as exc:
             return app_error(request, exc)
-        if mine and row.password_hash is not None:
-            # An unattended browser must not be enough to lock its owner out.
-            current = (data.get("current") or "")[:MAX_PASSWORD + 1]
-            if not (await verify_password(current, row.password_hash)).ok:
-                errors["current"] = _("That is not your current password.")
         if words := password_words(new):
             errors["password"] = words
+        else:
+            try:
+                row = await user_service.change_password(db_session, user_of(request), row.username, new,
+                                                         data.get("current") or "")
+            except user_service.WrongPassword:
+                errors["current"] = _("That is not your current password.")
+            except AppError as exc:
+                return app_error(request, exc)
         if errors:
             return fragment(request, "_partials/user_password.html", status=422, errors=errors, mine=mine,
                             person={"username": row.username, "has_password": row.password_hash is not None},
                             max_password=MAX_PASSWORD)
-        await user_service.update_user(db_session, row.username, None, new, user_of(request).username)
         if mine and request.scope.get("auth") == "session":
-            fresh = await user_service.get_user(db_session, row.username)
-            login_session(request, CurrentUser(fresh.id, fresh.username, fresh.role, fresh.session_version))
+            login_session(request, CurrentUser(row.id, row.username, row.role, row.session_version))
         message = (_("Your password is changed; your other browser sessions have ended.") if mine else
                    _("The password of %(name)s is changed; their browser sessions have ended.")
                    % {"name": row.username})
@@ -203,6 +204,7 @@ class UsersController(Controller):
             owner = await user_service.get_user(db_session, username)
             days = LIFETIMES[lifetime]
             expires = token_service.expiry(days * 86400) if days else None
+            expires = token_service.within_scope(user_of(request), owner, expires)
             issued = await token_service.issue(db_session, owner, user_of(request).username, label, expires)
         except AppError as exc:
             return app_error(request, exc)

@@ -18,6 +18,7 @@ from server.services import bots as bot_service
 from server.services import flows as flow_service
 from server.services import publishing
 from server.services import versions as version_service
+from server.runtime.lifecycle import runtime_if_started
 from web.diffview import KINDS, change_lines, diff_graph
 from web.issues import group_issues
 from web.i18n import N_
@@ -69,9 +70,13 @@ class VersionsController(Controller):
         except AppError as exc:
             if exc.code == "validation_failed":
                 issues = [i for i in exc.details if isinstance(i, dict)]
+                try:  # the draft's titles name the states
+                    draft: dict[str, Any] | None = (await flow_service.get_draft(db_session, flow_id))[0]
+                except AppError:
+                    draft = None
                 return fragment(request, "_partials/freeze_result.html", status=422,
                                 refused=_("The draft has errors, so it cannot be frozen."), flow_id=flow_id,
-                                issues=group_issues(issues), version=None, created=False)
+                                issues=group_issues(issues, None, draft), version=None, created=False)
             return app_error(request, exc)
         # The answer also redraws the versions table and the version lists (out of band), so the page is current.
         versions = await version_service.list_versions(db_session, flow_id)
@@ -100,7 +105,7 @@ class VersionsController(Controller):
         except AppError as exc:
             return app_error(request, exc)
         return fragment(request, "_partials/diff.html", a=a, b=b, identical=result["identical"],
-                        graph=diff_graph(old, new, result), changes=change_lines(result), kinds=KINDS)
+                        graph=diff_graph(old, new, result), changes=change_lines(result, old, new), kinds=KINDS)
 
     @post("/publish", include_in_schema=False)
     async def publish(self, request: HTMXRequest, db_session: DbSession, flow_id: PathStr, data: Form) -> Template:
@@ -125,12 +130,13 @@ async def publish_version(request: Request, db: AsyncSession, bot_id: str, flow_
                                           runtime_store(request))
     except AppError as exc:
         return app_error(request, exc)
-    await publishing.notify_runtime(getattr(request.app.state, "runtime", None), record)
+    await publishing.notify_runtime(runtime_if_started(request.app), record)
     bots = await bot_service.list_bots(db)
     bot = await bot_service.get_bot(db, bot_id, request.app.state.settings.public_url) if bot_page else None
     return fragment(request, "_partials/published.html", headers={"HX-Trigger": "versions-changed, bots-changed"},
                     record=record, oob=True, bots=bots, chosen_bot=bot_id, bot_page=bot_page, bot=bot,
-                    flow_titles=await flow_service.titles(db) if bot_page else {},
+                    flow_titles=await flow_service.titles(db),
+                    bot_title=next((b.get("title") for b in bots if b["id"] == bot_id), None) or bot_id,
                     serving=[b for b in bots if b["flow"] == flow_id])
 
 

@@ -6,8 +6,8 @@ from litestar.response import Redirect
 from litestar.plugins.htmx import HTMXRequest
 
 from web import (
-    pages_auth, pages_bots, pages_editor, pages_fallback, pages_flows, pages_language, pages_live, pages_privacy,
-    pages_publish_preview, pages_users, pages_versions,
+    pages_auth, pages_bots, pages_editor, pages_experiment, pages_fallback, pages_flows, pages_language, pages_live,
+    pages_privacy, pages_publish_preview, pages_translations, pages_users, pages_versions,
 )
 from web.pages import require_login
 
@@ -22,7 +22,8 @@ ROUTES: list = [
     *pages_language.ROUTES,
     *pages_fallback.ROUTES,
     Router(path="/", route_handlers=[home, *pages_flows.ROUTES, *pages_editor.ROUTES, *pages_versions.ROUTES,
-                                     *pages_bots.ROUTES, *pages_live.ROUTES, *pages_publish_preview.ROUTES,
-                                     *pages_privacy.ROUTES, *pages_users.ROUTES],
+                                     *pages_bots.ROUTES, *pages_experiment.ROUTES, *pages_live.ROUTES,
+                                     *pages_publish_preview.ROUTES, *pages_privacy.ROUTES, *pages_users.ROUTES,
+                                     *pages_translations.ROUTES],
            before_request=require_login, request_class=HTMXRequest, include_in_schema=False),
 ]

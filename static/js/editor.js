@@ -6,6 +6,7 @@ import {
 import { DraftStore } from "./editor/store.js";
 import { IssuesPanel } from "./editor/issues.js";
 import { SidePanel } from "./editor/panel.js";
+import { installPreview } from "./editor/preview.js";
 import { installEdgeDrawing } from "./editor/handles.js";
 import { installKeys } from "./editor/keys.js";
 import { startRename } from "./editor/rename.js";
@@ -20,8 +21,11 @@ import { centre } from "./editor/issues.js";
 import { dropRoutes, curl } from "./editor/routes.js";
 import { t } from "./i18n.js";
 import { Simulator } from "./simulator.js";
+import { chooseLanguage, editingLanguage, flowLanguages, languageNames, setLanguages } from "./editor/language.js";
 import { TestsPanel, installTabs } from "./editor/tests.js";
 import { loginUrl } from "./api.js";
+import { installPanels } from "./editor/panels.js";
+import { installOverflow } from "./editor/overflow.js";
 
 const root = document.getElementById("editor");
 const flowId = root.dataset.flowId;
@@ -42,12 +46,36 @@ try {
   setStatus(error.message, "error");
 }
 const size = initial ? (initial.states || []).length + (initial.transitions || []).length : 0;
+// A flow mostly without saved places (an import) is laid out as soon as it is drawn: the worker starts now.
+const unplaced = !!initial && (initial.states || []).length > 1
+  && Object.keys(initial.layout || {}).length < initial.states.length / 2;
+if (unplaced) import("./editor/layout.js").then(({ warmLayout }) => warmLayout());
+setLanguages(initial || {});  // before the cards are drawn: they show the flow's texts in a language
 // Cards can be switched off (the toolbar's Cards button), for a denser view of titles only.
 const cardsOn = window.localStorage.getItem("botflow.cards") !== "off";
-const cy = await openGraph(canvas, initial || {}, { large: size > LARGE, cards: cardsOn });
+// A viewer's page has no edit tools: no handle, no ports, no "+ transition".
+const editable = document.querySelector("[data-action=addState]") !== null;
+const layoutButton = document.querySelector("[data-action=layout]");
+let layoutJob = null;  // the running layout's AbortController: one at a time
+// A big import is laid out from its document and drawn once, at its places (import-layout.js); a smaller one
+// is drawn first and laid out on the canvas (start, below), where ELK routes its edges around the cards.
+let laidOutFirst = null;
+if (unplaced) {
+  const { laidOutFirst: first, layOutDocument } = await import("./editor/import-layout.js");
+  if (first(initial)) {
+    const aspect = Math.max(0.5, canvas.clientWidth / Math.max(1, canvas.clientHeight));
+    laidOutFirst = await arrange({
+      count: initial.states.length,
+      run: (options) => layOutDocument(initial, { aspect, cards: cardsOn, ...options }),
+    });
+  }
+}
+const cy = await openGraph(canvas, store.doc || {}, { large: size > LARGE, cards: cardsOn });
+if (laidOutFirst !== null) cy.scratch("layoutEngine", laidOutFirst ? "quick" : null);
 const issues = new IssuesPanel(cy, `/flows/${encodeURIComponent(flowId)}/edit/issues`);
 const panel = new SidePanel(document.getElementById("panel"), `/flows/${encodeURIComponent(flowId)}/edit`, store,
   (kind, id) => kind === "settings" || cy.getElementById(kind === "state" ? nodeKey(id) : edgeKey(id)).nonempty());
+installPreview(document.getElementById("panel"));
 let clipboard = null;
 let funnel = null;
 let selectionTimer = null;
@@ -127,9 +155,50 @@ function deleteSelection() {
   const states = selectedStates();
   const transitions = selected(cy).edges().map((e) => e.data("tid"));
   if (!states.length && !transitions.length) return;
+  // Asked first: a key press is easily a mistake, and a state takes its transitions with it.
+  const one = states.length + transitions.length === 1;
+  const name = states.length ? (ops.stateOf(store.doc, states[0]) || {}).title || states[0] : "";
+  const question = one && states.length ? t("Delete the state “{title}” and its transitions?", { title: name })
+    : one ? t("Delete this transition?") : t("Delete {n} selected elements?", { n: states.length + transitions.length });
+  if (!window.confirm(question)) return;
   const doc = ops.deleteStates(ops.deleteTransitions(store.doc, transitions), states);
   store.commit(doc, "delete");
   panel.show("none");
+}
+
+// What the arrow keys selected, said to a screen reader (the canvas itself is a picture to it).
+const announcer = document.createElement("div");
+announcer.className = "visually-hidden";
+announcer.setAttribute("aria-live", "polite");
+canvas.parentElement.append(announcer);
+
+/**
+ * Select the state nearest to the selected one in `direction` (left, right, up, down): the one with the
+ * smallest distance, sideways steps counting double; with nothing selected, the start state.
+ */
+function stepTo(direction) {
+  const current = selected(cy).nodes();
+  let next = null;
+  if (current.length !== 1) {
+    next = cy.nodes(".start").nonempty() ? cy.nodes(".start")[0] : cy.nodes()[0];
+  } else {
+    const from = current[0].position();
+    const [ax, ay] = { left: [-1, 0], right: [1, 0], up: [0, -1], down: [0, 1] }[direction];
+    let best = Infinity;
+    cy.nodes().forEach((n) => {
+      if (n.same(current[0]) || n.hasClass("eh-ghost-node")) return;
+      const p = n.position();
+      const along = (p.x - from.x) * ax + (p.y - from.y) * ay;
+      if (along <= 1) return;
+      const side = Math.abs((p.x - from.x) * ay) + Math.abs((p.y - from.y) * ax);
+      const cost = along + 2 * side;
+      if (cost < best) { best = cost; next = n; }
+    });
+  }
+  if (!next) return;
+  cy.batch(() => { selected(cy).unselect(); next.select(); });
+  if (!inView(next)) cy.animate({ center: { eles: next } }, { duration: 150 });
+  announcer.textContent = next.data("title") || next.data("sid");
 }
 
 /** The middle of the view (addState then moves the new state to the nearest free space). */
@@ -148,31 +217,62 @@ function pasteOffset(clip) {
   return freeOffset(group, boxesOf(cy));
 }
 
-const layoutButton = document.querySelector("[data-action=layout]");
-const progress = document.createElement("progress");
-progress.className = "layout-progress";
-progress.hidden = true;
-status.before(progress);
+/** The line over the canvas while a layout runs: what it does, how far it got, and a way to stop it. */
+function layoutLine(n, stop) {
+  const line = document.createElement("div");
+  line.className = "canvas-note layout-line";
+  line.setAttribute("role", "status");
+  const text = document.createElement("span");
+  text.textContent = t("Arranging {n} states…", { n });
+  const bar = document.createElement("progress");
+  bar.className = "layout-progress";
+  bar.setAttribute("aria-label", t("Arranging {n} states…", { n }));
+  const button = document.createElement("button");
+  button.type = "button";
+  button.dataset.stopLayout = "";
+  button.textContent = t("Stop");
+  button.addEventListener("click", stop);
+  line.append(text, bar, button);
+  canvas.parentElement.append(line);
+  return { line, bar, remove: () => line.remove() };
+}
 
-/** Auto-layout with a progress bar and a status line while ELK works (a big flow takes seconds). */
-async function arrange() {
-  if (layoutButton && layoutButton.disabled) return;
-  const n = cy.nodes().length;
+/**
+ * Lay the flow out in the worker with a progress line and a Stop button (a big flow takes seconds), then
+ * save the places as the draft's layout. Resolves whether the layout was applied; a stop leaves the flow as
+ * it was.
+ */
+async function arrange({ save = editable, count = null, run = onCanvas } = {}) {
+  if (layoutJob) return false;
+  const n = count === null ? cy.nodes().length : count;
+  layoutJob = new AbortController();
   if (layoutButton) layoutButton.disabled = true;
-  const shown = setTimeout(() => {
-    progress.hidden = false;
-    setStatus(t("Arranging {n} states…", { n }), "saving");
-  }, 150);
+  let shown = null;
+  const show = setTimeout(() => { shown = layoutLine(n, () => layoutJob && layoutJob.abort()); }, 150);
   try {
-    await autoLayout(cy, { viewport: fitOptions() });
-    store.commit(ops.setPositions(store.doc, positionsOf(cy.nodes())), "layout");
+    const places = await run({
+      signal: layoutJob.signal,
+      onProgress: (fraction) => { if (shown) shown.bar.value = fraction; },
+    });
+    if (save) store.commit(ops.setPositions(store.doc, places), "layout");
+    performance.mark("editor:layout-saved");
+    return true;
   } catch (error) {
-    setStatus(t("The layout failed: {reason}", { reason: error.message }), "error");
+    if (error.name === "AbortError") setStatus(t("Arranging stopped: the states stay where they were."), "saved");
+    else setStatus(t("The layout failed: {reason}", { reason: error.message }), "error");
+    return false;
   } finally {
-    clearTimeout(shown);
-    progress.hidden = true;
+    clearTimeout(show);
+    if (shown) shown.remove();
+    layoutJob = null;
     if (layoutButton) layoutButton.disabled = false;
   }
+}
+
+/** Lay out the flow drawn on the canvas; resolves with the new places by state id. */
+async function onCanvas(options) {
+  await autoLayout(cy, { viewport: fitOptions(), ...options });
+  return positionsOf(cy.nodes());
 }
 
 /** How Fit frames the flow: clear of the minimap when it is open. */
@@ -207,7 +307,18 @@ const actions = {
     const nodes = selected(cy).nodes();
     if (nodes.length === 1) rename(nodes[0]);
   },
-  layout: arrange,
+  layout: () => arrange(),
+  step: (direction) => stepTo(direction),
+  open: () => {
+    const nodes = selected(cy).nodes();
+    if (nodes.length !== 1) return;
+    // The form loads through the store's queue (panel.js): focus its first field once it is in.
+    panel.show("state", nodes[0].data("sid"));
+    store.whenIdle().then(() => {
+      const field = document.querySelector("#panel input:not([type=hidden]), #panel textarea, #panel select");
+      if (field) field.focus();
+    });
+  },
   fit: () => cy.animate(statesViewport(cy, fitOptions()), { duration: 200 }),
   search: () => finder.open(),
   outline: () => { outline.toggle(); },
@@ -263,8 +374,6 @@ function goTo(sid) {
   canvas.focus({ preventScroll: true });
 }
 
-// A viewer's page has no edit tools: no handle, no ports, no "+ transition".
-const editable = document.querySelector("[data-action=addState]") !== null;
 const finder = new FindBox(canvas.parentElement, store, issueCounts, goTo);
 const outline = new Outline(document.getElementById("outline"), store, issueCounts, goTo);
 const shortcuts = new Shortcuts(document.body);
@@ -284,6 +393,50 @@ const cards = cardsOn
   ? new CardLayer(cy, canvas.parentElement, editable ? (node, port, e) => drawing.fromPort(node, port, e) : null)
   : null;
 document.addEventListener("botflow:issues", (e) => { if (cards) cards.setIssues(e.detail.issues); });
+
+// ---- the language the flow's texts are shown in (a flow with languages) ----
+const languagePicker = document.querySelector("[data-editor-language]");
+let refitToolbar = () => {};  // the toolbar's overflow fitting, once installed (below)
+/** The picker lists the flow's languages, the default first; hidden for a flow in one language. */
+function syncLanguages(doc) {
+  const changed = setLanguages(doc);
+  if (!languagePicker) return;
+  const codes = flowLanguages();
+  const wrap = languagePicker.closest("[data-languages]");
+  if (wrap.hidden !== codes.length < 2) {
+    wrap.hidden = codes.length < 2;
+    // Shown or hidden, the switch changes what fits: the bar is laid out again (no "⋯" left with nothing in it).
+    refitToolbar();
+  }
+  if (changed || !languagePicker.options.length) {
+    const names = languageNames();
+    languagePicker.replaceChildren(...codes.map((code, i) => {
+      const option = document.createElement("option");
+      option.value = code;
+      option.textContent = i === 0 ? t("{language} (default)", { language: names(code) }) : names(code);
+      return option;
+    }));
+  }
+  languagePicker.value = editingLanguage() || "";
+}
+/** Every card again, in the shown language (their sizes fit every language, so nothing moves). */
+function redrawCards() {
+  cy.batch(() => {
+    for (const state of store.doc.states || []) {
+      const node = cy.getElementById(nodeKey(state.id));
+      if (node.nonempty()) node.data("card", cardOf(state, { cards: cardsOn }));
+    }
+  });
+}
+syncLanguages(initial || {});
+store.addEventListener("change", (e) => syncLanguages(e.detail.doc));
+if (languagePicker) {
+  languagePicker.addEventListener("change", () => {
+    chooseLanguage(languagePicker.value);
+    redrawCards();
+    panel.refresh();
+  });
+}
 
 // Keys act on the canvas once it was touched; leaving a form field this way also saves that field.
 cy.on("tapstart", () => { if (document.activeElement !== canvas) canvas.focus({ preventScroll: true }); });
@@ -312,6 +465,16 @@ cy.on("drag", "node", (e) => {
   dragged = dragged.union(e.target);
 });
 
+// A dropped card's transitions get routes around the cards again (reroute.js); more than this many edges at
+// once stay curves, so a drop of a large selection never holds the page.
+const REROUTE_LIMIT = 150;
+function reroute(edges) {
+  if (edges.empty() || edges.length > REROUTE_LIMIT) return;
+  import("./editor/reroute.js")
+    .then(({ rerouteEdges }) => { window.botflowEditor.rerouted = rerouteEdges(cy, edges); })
+    .catch((error) => console.warn(error));
+}
+
 // Moves: one commit for everything dropped together.
 let moved = null;
 cy.on("dragfree", "node", (e) => {
@@ -321,6 +484,7 @@ cy.on("dragfree", "node", (e) => {
       const nodes = moved;
       moved = null;
       store.commit(ops.setPositions(store.doc, positionsOf(nodes)), "move");
+      reroute(nodes.connectedEdges());
     });
   }
   moved = moved.union(e.target);
@@ -405,12 +569,20 @@ function offerLayout() {
 const RESTORE_LIMIT = 400;  // states; past this, a flow gets its routes from Auto-layout only
 
 async function start(doc) {
+  performance.mark("editor:start");
   const placed = Object.keys(doc.layout || {}).length;
   // Saved positions are used as they are (openGraph fitted the view to them); the layout runs only for a flow
-  // mostly without them (or on request).
-  if ((doc.states || []).length > 1 && placed < doc.states.length / 2) await autoLayout(cy, { viewport: fitOptions() });
-  setStatus(t("All changes saved"), "saved");
+  // mostly without them (an import), and its places are then saved as the draft's layout (or on request).
+  // A stopped layout's words stay; the places of one laid out before drawing may still be on their way.
+  if (laidOutFirst !== false) setStatus(store.busy ? t("Saving…") : t("All changes saved"), store.busy ? "saving" : "saved");
   status.dataset.revision = store.revision;
+  if (laidOutFirst !== null) {
+    window.botflowEditor.laidOut = laidOutFirst;
+    window.botflowEditor.layoutEngine = cy.scratch("layoutEngine") || null;
+  } else if (unplaced) {
+    window.botflowEditor.laidOut = await arrange();
+    window.botflowEditor.layoutEngine = cy.scratch("layoutEngine") || null;
+  }
   panel.show("none");
   offerLayout();
   performance.mark("editor:built");
@@ -429,6 +601,11 @@ async function start(doc) {
       .catch((error) => console.warn(error));
   }
 }
+
+// The side column's width, folding and the simulator's full height (panels.js); the canvas follows its size.
+installPanels(root, { onResize: () => requestAnimationFrame(() => cy.resize()) });
+// One toolbar line at any width and language: what does not fit goes into a "More" menu (overflow.js).
+refitToolbar = installOverflow(root.querySelector(".toolbar"));
 
 window.botflowEditor = { cy, store, issues, addState, addTransition, cards, ready: null, readyAt: null };
 const simRoot = document.getElementById("simulator");

@@ -1,6 +1,8 @@
 // Refusals that name fields (the problems listed under a form) also mark those fields in the form, and
 // the list names them by their label rather than by the field's name.
 
+import "./slug.js";
+
 function formOf(evt) {
   const elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
   if (!elt) return null;

@@ -2,8 +2,11 @@
 // the same engine as live traffic, in a sandbox. Announces the current state and the fired transition.
 // Every step keeps the sandbox dialog it produced, so a click on it goes back there (state, data,
 // history, attempts and timers as they were); a dialog can also start at any state with chosen data.
+import { languageNames } from "./editor/language.js";
 import { api, loginUrl } from "./api.js";
 import { lang, t } from "./i18n.js";
+import { fillMessage } from "./markup.js";
+import { StartBox } from "./sim-start.js";
 
 /** The dialog's data as a person reads it: one "key: value" line each (a list or object value as written). */
 export function dataLines(data) {
@@ -71,6 +74,11 @@ function commandText(doc, name) {
   return COMMAND_DEFAULTS[name];  // defaults apply field by field
 }
 
+// The user_locale MAX sends for a user of each language (its clients send a region with some languages);
+// the engine reads only the primary subtag, so any other code is sent as it is.
+const MAX_LOCALES = { ru: "ru", en: "en-US", tt: "tt-RU", ba: "ba-RU", kk: "kk-KZ", uz: "uz-UZ", be: "be-BY", uk: "uk-UA",
+  de: "de-DE", fr: "fr-FR", es: "es-ES", tr: "tr-TR", zh: "zh-CN" };
+
 export class Simulator extends EventTarget {
   constructor(root, { flowId, beforeSend = () => Promise.resolve(), selectedState = () => null, stateTitle = () => "" }) {
     super();
@@ -89,6 +97,7 @@ export class Simulator extends EventTarget {
     this.firedOut = root.querySelector("[data-sim-fired]");
     this.dataOut = root.querySelector("[data-sim-data]");
     this.startBox = root.querySelector("[data-sim-start]");
+    this.language = root.querySelector("[data-sim-language]");
     this.busy = false;
     this.steps = [];  // {update, shown, result}: the conversation as it stands (after any step back)
     this.start = null;  // {state, data} when the dialog was started at a chosen state
@@ -124,6 +133,8 @@ export class Simulator extends EventTarget {
     const started = this.root.querySelector("[data-sim-started]");
     if (started) started.addEventListener("click", () => this.send({ bot_started: null }, null, t("▶ bot started")));
     this.source.addEventListener("change", () => this.restart());
+    // A dialog's language is chosen when it opens: another language is another dialog.
+    if (this.language) this.language.addEventListener("change", () => this.restart());
     const from = this.root.querySelector("[data-sim-from]");
     if (from) from.addEventListener("click", () => this.askStart(this.selectedState()));
     const save = this.root.querySelector("[data-sim-save]");
@@ -137,11 +148,11 @@ export class Simulator extends EventTarget {
       });
     }
     if (this.startBox) {
+      this.starter = new StartBox(this.startBox, { readsUrl: `${this.url}/reads`, flowDoc: () => this.flowDoc() });
       this.startBox.addEventListener("submit", (e) => {
         e.preventDefault();
         this.startFromBox();
       });
-      this.startBox.querySelector("[data-sim-start-cancel]").addEventListener("click", () => { this.startBox.hidden = true; });
     }
   }
 
@@ -194,6 +205,7 @@ export class Simulator extends EventTarget {
   syncChips() {
     const doc = this.flowDoc();
     if (!doc) return;
+    this.syncLanguages(doc);
     for (const chip of this.root.querySelectorAll("[data-sim-command]")) {
       const text = commandText(doc, chip.dataset.simCommand);
       chip.hidden = !text;
@@ -214,7 +226,7 @@ export class Simulator extends EventTarget {
     const earlier = [];
     for (const item of res.data.slice(0, end + 1)) {
       if (updates.has(item.kind) && item.text) earlier.push(el("li", "sim-user sim-earlier", item.text));
-      else if (item.kind === "reply") earlier.push(el("li", "sim-bot sim-earlier", item.text ?? ""));
+      else if (item.kind === "reply") earlier.push(this.shown(el("li", "sim-bot sim-earlier"), item));
     }
     this.log.prepend(...earlier);
     this.log.scrollTop = this.log.scrollHeight;
@@ -244,8 +256,34 @@ export class Simulator extends EventTarget {
     this.log.scrollTop = this.log.scrollHeight;
   }
 
+  /** The language picker lists the flow's languages (hidden for a flow in one language). */
+  syncLanguages(doc) {
+    if (!this.language) return;
+    const codes = Array.isArray(doc.languages) ? doc.languages.filter((c) => typeof c === "string") : [];
+    const wrap = this.language.closest("[data-sim-language-wrap]") || this.language;
+    wrap.hidden = codes.length < 2;
+    if ([...this.language.options].map((o) => o.value).join(",") === codes.join(",")) return;
+    const kept = this.language.value;
+    const names = languageNames();
+    this.language.replaceChildren(...codes.map((code) => {
+      const option = document.createElement("option");
+      option.value = code;
+      option.textContent = names(code);
+      return option;
+    }));
+    this.language.value = codes.includes(kept) ? kept : (codes[0] || "");
+  }
+
+  /** The user_locale of the simulated user, or null for a flow in one language. */
+  userLocale() {
+    if (!this.language || this.language.closest("[hidden]") || !this.language.value) return null;
+    return MAX_LOCALES[this.language.value] || this.language.value;
+  }
+
   async send(update, shown, note) {
     if (this.busy) return;
+    const locale = this.userLocale();
+    if (locale && !("idle" in update)) update = { ...update, user_locale: locale };
     this.busy = true;
     this.root.classList.add("busy");
     const index = this.steps.length;
@@ -353,55 +391,30 @@ export class Simulator extends EventTarget {
     }
   }
 
+  /** Opens the start form on `state` (the canvas selection; the flow's start state when none is selected). */
   async askStart(state) {
-    if (!this.startBox) return;
-    if (!state) {
-      this.note(t("Select one state on the canvas first, then start the simulation there."), "sim-error");
-      return;
-    }
-    const res = await api("GET", `${this.url}/reads?state=${encodeURIComponent(state)}`);
-    if (!res.ok) {
-      this.refused(res, t("That state cannot be read."));
-      return;
-    }
-    const data = Object.fromEntries((res.data.keys || []).map((k) => [k, ""]));
-    this.startBox.dataset.state = state;
-    this.startBox.querySelector("[data-sim-start-state]").textContent = state;
-    this.startBox.querySelector("[data-sim-start-data]").value = JSON.stringify(data, null, 2);
-    this.startBox.querySelector("[data-sim-start-error]").textContent = "";
-    this.startBox.hidden = false;
-    this.startBox.querySelector("[data-sim-start-data]").focus();
+    if (this.starter) await this.starter.open(state);
   }
 
   async startFromBox() {
-    const state = this.startBox.dataset.state;
+    const picked = this.starter.read();
+    if (!picked) return;
+    const { state, data } = picked;
+    const title = this.starter.title();
     const error = this.startBox.querySelector("[data-sim-start-error]");
-    let data;
-    try {
-      data = JSON.parse(this.startBox.querySelector("[data-sim-start-data]").value || "{}");
-    } catch (e) {
-      // The browser's own words are English; the place is what helps: "(line 1 column 2)" or "at position 1".
-      const where = /line (\d+) column (\d+)/.exec(e.message);
-      error.textContent = where
-        ? t("The data is not valid JSON: look at line {line}, column {column}.", { line: where[1], column: where[2] })
-        : t("The data is not valid JSON: check the quotes, commas and braces.");
-      return;
-    }
-    if (data === null || typeof data !== "object" || Array.isArray(data)) {
-      error.textContent = t("The data must be an object such as {\"name\": \"Ann\"}.");
-      return;
-    }
     await this.beforeSend();
-    this.restart(t("Simulating from {state}.", { state }));
+    this.restart(t("Simulating from {state}.", { state: title }));
     const res = await api("PUT", `${this.url}/${encodeURIComponent(this.session)}`, {
       json: { dialog: { state, data }, source: this.sourceValue() } });
     if (!res.ok) {
       this.startBox.hidden = false;
-      error.textContent = (res.data && res.data.message) || t("Could not start there.");
+      // The service's sentence is English and names ids; what a person can act on is the state and the source.
+      error.textContent = res.status === 403 ? t("Trying the flow in the simulator needs the editor role or above.")
+        : t("Could not start there: is this state in the draft or version being simulated?");
       return;
     }
     this.start = { state, data };
-    this.show({ ...res.data, fired: { transition: null, reason: t("Simulating from {state}.", { state }), own: true } }, -1);
+    this.show({ ...res.data, fired: { transition: null, reason: t("Simulating from {state}.", { state: title }), own: true } }, -1);
   }
 
   /** A refusal from the server, shown as the simulator's own note (never as a bot message). */
@@ -422,9 +435,14 @@ export class Simulator extends EventTarget {
     this.log.scrollTop = this.log.scrollHeight;
   }
 
+  /** A bot message's picture and text in its markup, as MAX shows them, inside `li`. */
+  shown(li, reply) {
+    li.append(...fillMessage(el("div"), reply, { textClass: "sim-text", pictureClass: "sim-picture" }).childNodes);
+    return li;
+  }
+
   bubble(reply) {
-    const li = el("li", "sim-bot");
-    li.append(el("div", "sim-text", reply.text ?? ""));
+    const li = this.shown(el("li", "sim-bot"), reply);
     for (const row of reply.buttons || []) {
       const line = el("div", "sim-buttons");
       for (const button of row) {
@@ -456,3 +474,4 @@ export class Simulator extends EventTarget {
     return li;
   }
 }
+

@@ -2,6 +2,8 @@
 // so the canvas, the layout and the overlay agree on every size without asking the browser.
 
 import { t } from "../i18n.js";
+import { markupWords, pictureUrl } from "../markup.js";
+import { allTexts, shown } from "./language.js";
 
 export const CARD_WIDTH = 240;
 export const TITLE_SIZE = { w: 180, h: 48 };  // a state drawn with its title only
@@ -11,10 +13,18 @@ const LINE_H = 16;
 const CHARS_PER_LINE = 34;  // 12px text in 224px, a little pessimistic so two lines always fit
 const ROW_H = 24;
 
-/** The first message's text, flattened to one string. */
+/** The first message with words or a picture: its words in the shown language flattened to one string
+ * (markup left out, a picture as ▣), the message itself for the overlay to draw in its markup, whether the
+ * words are the default language's for want of a translation, and the longest words in any language (the
+ * card fits every language, so switching moves nothing). */
 function firstMessage(state) {
-  const say = (state.say || []).find((m) => (m.text || "").trim());
-  return say ? say.text.replace(/\s+/g, " ").trim() : "";
+  const say = (state.say || []).find((m) => allTexts(m.text).some((x) => x.trim()) || pictureUrl(m));
+  if (!say) return { text: "", say: null, own: "", fallback: false, longest: 0 };
+  const { text: own, fallback } = shown(say.text);
+  const flat = (x) => markupWords(x, say.format).replace(/\s+/g, " ").trim();
+  const picture = pictureUrl(say) ? "▣ " : "";
+  const longest = Math.max(0, ...allTexts(say.text).map((x) => (picture + flat(x)).trim().length));
+  return { text: (picture + flat(own)).trim(), say, own, fallback, longest };
 }
 
 // Input types as the chip names them, in the page's language (the side panel's list uses longer names).
@@ -39,9 +49,10 @@ function buttonRows(state) {
   for (const message of state.say || []) {
     for (const row of message.buttons || []) {
       for (const b of row || []) {
-        if (b.payload !== undefined) rows.push({ kind: "button", text: b.text || b.payload, payload: String(b.payload) });
-        else if (b.url !== undefined) rows.push({ kind: "link", text: b.text || b.url });
-        else if (b.request) rows.push({ kind: "request", text: b.text || b.request });
+        const { text, fallback } = shown(b.text);
+        if (b.payload !== undefined) rows.push({ kind: "button", text: text || b.payload, payload: String(b.payload), fallback });
+        else if (b.url !== undefined) rows.push({ kind: "link", text: text || b.url, fallback });
+        else if (b.request) rows.push({ kind: "request", text: text || b.request, fallback });
       }
     }
   }
@@ -54,8 +65,9 @@ function buttonRows(state) {
  */
 export function cardOf(state, { cards = true } = {}) {
   if (!cards) return { w: TITLE_SIZE.w, h: TITLE_SIZE.h, title: state.title || state.id, rows: [], ports: [], message: "", lines: 0 };
-  const message = firstMessage(state);
-  const lines = message ? Math.min(2, Math.ceil(message.length / CHARS_PER_LINE)) : 0;
+  const first = firstMessage(state);
+  const message = first.text;
+  const lines = message ? Math.min(2, Math.ceil(Math.max(message.length, first.longest) / CHARS_PER_LINE)) : 0;
   const rows = [];
   if (state.input) rows.push({ kind: "input", text: inputChip(state.input) });
   rows.push(...buttonRows(state));
@@ -73,7 +85,10 @@ export function cardOf(state, { cards = true } = {}) {
       ports.push({ key, x: w / 2, y: row.top + ROW_H / 2 - h / 2 });
     }
   });
-  return { w, h, title: state.title || state.id, message, lines, rows, ports };
+  // `markup`: the first message's text (in the shown language) and format when it has one, for the overlay
+  // to draw as MAX would.
+  const markup = first.say && first.say.format ? { text: first.own, format: first.say.format } : null;
+  return { w, h, title: state.title || state.id, message, fallback: first.fallback, lines, rows, ports, markup };
 }
 
 /** The port a transition leaves from: its button's row, or the input row; null for the card itself. */

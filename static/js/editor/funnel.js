@@ -2,6 +2,7 @@
 // answer of GET /api/bots/{bot}/funnel is painted on the graph (funnel-draw.js) and offered as CSV.
 import { t, lang } from "../i18n.js";
 import { api } from "../api.js";
+import { languageNames } from "./language.js";
 import { paint, unpaint, indexed, details } from "./funnel-draw.js";
 
 const DAY = 86400000;
@@ -85,6 +86,7 @@ export class FunnelView {
     this.bot = root.querySelector("[data-funnel-bot]");
     this.version = root.querySelector("[data-funnel-version]");
     this.compare = root.querySelector("[data-funnel-compare]");
+    this.language = root.querySelector("[data-funnel-language]");
     this.from = root.querySelector("[data-funnel-from]");
     this.to = root.querySelector("[data-funnel-to]");
     this.csv = root.querySelector("[data-funnel-csv]");
@@ -97,6 +99,7 @@ export class FunnelView {
     this.sides = null;
     this.bots = [];
     this.loaded = null;
+    this.armsNote = "";
     this.setDays(7);
     this.form.addEventListener("submit", (e) => { e.preventDefault(); this.show(); });
     this.form.addEventListener("change", () => this.linkCsv());
@@ -114,8 +117,21 @@ export class FunnelView {
 
   get open() { return !this.root.hidden; }
 
+  /** The language filter lists the flow's languages (hidden for a flow in one language). */
+  syncLanguages() {
+    if (!this.language) return;
+    const doc = window.botflowEditor?.store?.doc;
+    const codes = doc && Array.isArray(doc.languages) ? doc.languages.filter((c) => typeof c === "string") : [];
+    this.language.closest("[data-funnel-language-wrap]").hidden = codes.length < 2;
+    const kept = this.language.value;
+    const names = languageNames();
+    this.language.replaceChildren(new Option(t("All languages"), ""), ...codes.map((code) => new Option(names(code), code)));
+    this.language.value = codes.includes(kept) ? kept : "";
+  }
+
   async toggle() {
     this.root.hidden = !this.root.hidden;
+    this.syncLanguages();
     document.querySelector("[data-action=funnel]").setAttribute("aria-pressed", String(this.open));
     if (!this.open) {
       unpaint(this.cy);
@@ -123,7 +139,8 @@ export class FunnelView {
       this.tip.hidden = true;
       return;
     }
-    if (!this.loaded) this.loaded = this.load();
+    // Read again at each opening: a version published since (here or elsewhere) is the one the bot serves now.
+    this.loaded = this.load();
     await this.loaded;
     if (this.bot.value) await this.show();
   }
@@ -138,13 +155,16 @@ export class FunnelView {
   /** The bots serving this flow and the flow's versions. */
   async load() {
     this.say(t("Loading the bots that serve this flow…"), "busy");
+    const kept = this.bot.value;
+    this.form.querySelector("button[type=submit]").disabled = false;
     const [bots, versions] = await Promise.all([api("GET", "/api/bots"),
       api("GET", `/api/flows/${encodeURIComponent(this.flowId)}/versions`)]);
     if (!bots.ok || !versions.ok) {
       this.say((bots.ok ? versions : bots).data?.message || t("The funnel could not be loaded."), "error");
       return;
     }
-    this.bots = bots.data.filter((b) => b.flow === this.flowId);
+    // A bot running an experiment between this flow's versions counts here too, whatever it serves.
+    this.bots = bots.data.filter((b) => b.flow === this.flowId || b.experiment?.flow === this.flowId);
     this.bot.replaceChildren(...this.bots.map((b) => new Option(b.title ? `${b.title} (${b.id})` : b.id, b.id)));
     const numbers = versions.data.map((v) => v.version).reverse();
     this.version.replaceChildren(...numbers.map((n) => new Option(t("Version {n}", { n }), String(n))));
@@ -155,13 +175,24 @@ export class FunnelView {
       this.form.querySelector("button[type=submit]").disabled = true;
       return;
     }
+    if (kept && this.bots.some((b) => b.id === kept)) this.bot.value = kept;
     this.pickBot();
     this.say("", "");
   }
 
   pickBot() {
     const bot = this.bots.find((b) => b.id === this.bot.value);
-    if (bot && bot.version) this.version.value = String(bot.version);
+    const arms = bot?.experiment?.flow === this.flowId ? bot.experiment.versions : null;
+    this.armsNote = "";
+    if (arms && arms.length >= 2) {  // the experiment's arms, compared on the graph as two versions are
+      this.version.value = String(arms[1]);
+      this.compare.value = String(arms[0]);
+      this.armsNote = arms.length === 2
+        ? t("The bot's experiment compares versions {a} and {b}.", { a: arms[0], b: arms[1] })
+        : t("The bot's experiment compares versions {list}: pick any two.", { list: arms.join(", ") });
+    } else if (bot && bot.version) {
+      this.version.value = String(bot.version);
+    }
     this.linkCsv();
   }
 
@@ -170,6 +201,7 @@ export class FunnelView {
     if (this.from.value) params.set("from", new Date(`${this.from.value}T00:00:00`).toISOString());
     if (this.to.value) params.set("to", new Date(new Date(`${this.to.value}T00:00:00`).getTime() + DAY).toISOString());
     if (this.compare.value && this.compare.value !== this.version.value) params.set("compare", this.compare.value);
+    if (this.language && this.language.value) params.set("language", this.language.value);
     if (format) params.set("format", format);
     return `/api/bots/${encodeURIComponent(this.bot.value)}/funnel?${params}`;
   }
@@ -239,6 +271,7 @@ export class FunnelView {
     const drawn = new Set(this.cy.nodes().map((n) => n.data("sid")));
     const missing = [...new Set(sides.flatMap((side) => [...side.states.values()].filter((s) => s.entered && !drawn.has(s.id)).map((s) => s.id)))];
     if (missing.length) rows.push(el("p", "hint", t("Counted in states the draft no longer has: {states}.", { states: missing.join(", ") })));
+    if (this.armsNote) rows.unshift(el("p", "hint", this.armsNote));
     this.summary.replaceChildren(...rows);
   }
 

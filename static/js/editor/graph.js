@@ -126,7 +126,7 @@ function spares(doc) {
   return () => {
     if (bottom === null) {
       const ys = Object.values(doc.layout || {}).map((p) => p.y);
-      bottom = ys.length ? Math.max(...ys) : 0;
+      bottom = ys.length ? ys.reduce((m, y) => Math.max(m, y), -Infinity) : 0;  // no spread: any number of states
     }
     const i = index++;
     return { x: (i % 6) * 190, y: bottom + 120 + Math.floor(i / 6) * 90 };
@@ -215,8 +215,12 @@ function syncClasses(ele, wanted, managed) {
 
 /** Run the layered layout (layout.js) and resolve once positions are final and the view shows them. */
 export async function autoLayout(cy, options = {}) {
-  const { elkLayout } = await import("./layout.js");  // loaded when first needed: pages that only draw skip it
-  await elkLayout(cy, { aspect: Math.max(0.5, cy.width() / Math.max(1, cy.height())), ...options });
+  const { elkLayout, releaseLayout } = await import("./layout.js");  // loaded when first needed: pages that only draw skip it
+  try {
+    await elkLayout(cy, { aspect: Math.max(0.5, cy.width() / Math.max(1, cy.height())), ...options });
+  } finally {
+    releaseLayout();
+  }
   cy.viewport(statesViewport(cy, options.viewport));
 }
 
@@ -238,6 +242,12 @@ export function statesViewport(cy, { padding = 40, maxZoom = 1.2, reserve = null
     y1 = Math.min(y1, p.y - hh); y2 = Math.max(y2, p.y + hh);
   });
   if (x1 === Infinity) return { zoom: cy.zoom(), pan: cy.pan() };
+  // The last layout's routes (layout.js) may pass outside the cards, down the left margin of wrapped rows.
+  const routes = cy.scratch("routesBox");
+  if (routes) {
+    x1 = Math.min(x1, routes.x1 - BORDER); x2 = Math.max(x2, routes.x2 + BORDER);
+    y1 = Math.min(y1, routes.y1 - BORDER); y2 = Math.max(y2, routes.y2 + BORDER);
+  }
   // The view's free part: `reserve` ({w, h}, a panel in the bottom-right corner such as the minimap) is kept
   // clear by fitting beside it or above it, whichever shows the flow larger.
   const fitIn = (w, h) => Math.min((w - 2 * padding) / (x2 - x1), (h - 2 * padding) / (y2 - y1));

@@ -21,6 +21,15 @@ export function installKeys(actions) {
     else if (e.key === "?") action = "shortcuts";
     else if (key === "f2") action = "rename";
     else if (key === "escape") action = "deselect";
+    // On the focused canvas the arrows go from state to state and Enter opens the selected one's form.
+    const onCanvas = e.target && e.target.id === "canvas";
+    const arrow = { arrowleft: "left", arrowright: "right", arrowup: "up", arrowdown: "down" }[key];
+    if (onCanvas && arrow && !mod) {
+      e.preventDefault();
+      if (actions.step) actions.step(arrow);
+      return;
+    }
+    if (onCanvas && key === "enter") action = "open";
     if (action && actions[action]) {
       e.preventDefault();
       actions[action]();

@@ -11,34 +11,110 @@ const LABEL_PAD = 10;
 const LABEL_H = 20;
 const HEAD_Y = 17;  // the middle of a card's title row, from its top (cards.js)
 
+// ELK routes edges around the cards but its time grows fast with long back edges (a 100-state flow with
+// jumps far back takes it tens of seconds on a busy machine): bigger flows get the quick layout at once,
+// and ELK gets a budget after which the quick layout takes over.
+export const ELK_STATES = 100;
+export const ELK_TRANSITIONS = 250;
+const ELK_BUDGET_MS = 6000;
+
 let worker = null;
 let nextId = 0;
 const waiting = new Map();
 
 function layoutWorker() {
   if (worker) return worker;
-  worker = new Worker(WORKER_URL);
-  worker.onmessage = (event) => {
-    const { id, graph, error } = event.data;
-    const done = waiting.get(id);
+  const own = new Worker(WORKER_URL);
+  worker = own;
+  // A stopped worker may still report (a script it was reading when stopped): only the current one counts.
+  own.onmessage = (event) => {
+    if (own !== worker) return;
+    const { id, graph, error, progress, engine } = event.data;
+    const job = waiting.get(id);
+    if (!job) return;
+    if (progress !== undefined) { job.progress(progress); return; }
     waiting.delete(id);
-    if (done) done(error ? { error } : { graph });
+    job.done(error ? { error } : { graph, engine });
   };
-  worker.onerror = (event) => {
-    for (const done of waiting.values()) done({ error: event.message || "The layout could not run." });
-    waiting.clear();
+  own.onerror = (event) => {
+    if (own !== worker) return;
+    event.preventDefault();
     worker = null;
+    own.terminate();
+    const jobs = [...waiting.values()];
+    waiting.clear();
+    for (const job of jobs) job.done({ error: event.message || "The layout could not run." });
   };
-  return worker;
+  return own;
 }
 
-/** Lay out an ELK graph in the worker; resolves with the graph and its positions. */
-function runElk(graph) {
+/** Start the worker ahead of a layout that is coming (a flow opened without its places). */
+export function warmLayout() {
+  layoutWorker().postMessage({});
+}
+
+/** End the worker and everything it was doing (a stop, or ELK past its budget); the next job starts a new one. */
+function stopWorker(reason) {
+  const stopped = worker;
+  worker = null;
+  if (stopped) {
+    stopped.onmessage = null;
+    stopped.onerror = null;
+    stopped.terminate();
+  }
+  const jobs = [...waiting.values()];
+  waiting.clear();
+  for (const job of jobs) job.done({ stopped: reason });
+}
+
+/**
+ * End the idle worker once a layout is applied: its heap (the laid-out graph, ELK's bundle when it ran) is
+ * tens of megabytes the page no longer needs; the next layout starts a new worker.
+ */
+export function releaseLayout() {
+  if (!waiting.size) stopWorker("released");
+}
+
+/** Whether ELK is tried first for a graph of this size. */
+export function elkFits(graph) {
+  return (graph.children || []).length <= ELK_STATES && (graph.edges || []).length <= ELK_TRANSITIONS;
+}
+
+/**
+ * Lay out an ELK graph in the worker; resolves with the laid-out graph and the engine that made it ("elk" or
+ * "quick"). `signal` stops it (rejecting with an AbortError); `onProgress(fraction)` hears the quick layout.
+ */
+export function runLayout(graph, { start = null, engine = null, signal = null, onProgress = () => {} } = {}) {
+  const chosen = engine || (elkFits(graph) ? "elk" : "quick");
   return new Promise((resolve, reject) => {
+    if (signal && signal.aborted) { reject(new DOMException("stopped", "AbortError")); return; }
     const id = nextId++;
-    waiting.set(id, (answer) => (answer.error ? reject(new Error(answer.error)) : resolve(answer.graph)));
-    layoutWorker().postMessage({ id, graph });
+    let budget = null;
+    const onAbort = () => stopWorker("stopped");
+    const done = (answer) => {
+      clearTimeout(budget);
+      if (signal) signal.removeEventListener("abort", onAbort);
+      if (answer.stopped === "budget") {
+        resolve(runLayout(graph, { start, engine: "quick", signal, onProgress }));
+      } else if (answer.stopped) {
+        reject(new DOMException("stopped", "AbortError"));
+      } else if (answer.error) {
+        reject(new Error(answer.error));
+      } else {
+        resolve({ graph: answer.graph, engine: answer.engine });
+      }
+    };
+    waiting.set(id, { done, progress: onProgress });
+    if (signal) signal.addEventListener("abort", onAbort, { once: true });
+    if (chosen === "elk" && engine !== "elk") budget = setTimeout(() => stopWorker("budget"), ELK_BUDGET_MS);
+    layoutWorker().postMessage({ id, graph, start, engine: chosen });
   });
+}
+
+/** The node id of the flow's start state on the canvas, if any. */
+function startNode(cy) {
+  const start = cy.nodes(".start");
+  return start.nonempty() ? start[0].id() : null;
 }
 
 let measureCtx = null;
@@ -148,6 +224,29 @@ function onBorder(node, c, p) {
 const round = (v) => Math.round(v * 10) / 10;
 
 /**
+ * Draw `edge` along `points` (its start on the source's border, the bends, its end on the target's border,
+ * in model coordinates), as Cytoscape's segments relative to the two states' centres.
+ */
+export function setRoute(edge, points) {
+  const s = edge.source().position();
+  const t = edge.target().position();
+  if (s.x === t.x && s.y === t.y) return;
+  const start = points[0];
+  const end = points[points.length - 1];
+  // A straight route still needs one point for Cytoscape's segments: the middle of the line.
+  const inner = points.length > 2 ? points.slice(1, -1) : [{ x: (start.x + end.x) / 2, y: (start.y + end.y) / 2 }];
+  const bends = inner.map((p) => segmentOf(s, t, p));
+  dropRoutes(edge);
+  if (!edge.data("port")) edge.data("se", `${round(start.x - s.x)}px ${round(start.y - s.y)}px`);
+  edge.data({
+    te: `${round(end.x - t.x)}px ${round(end.y - t.y)}px`,
+    sw: bends.map((b) => b.weight),
+    sd: bends.map((b) => b.distance),
+  });
+  curl(edge);
+}
+
+/**
  * Move the states to the laid-out graph's places and give each edge its route and its label's place.
  * Returns the new positions (by node id).
  */
@@ -159,6 +258,15 @@ export function applyLayout(cy, laidOut) {
     centres.set(child.id, { x: Math.round(child.x + child.width / 2), y: Math.round(child.y + child.height / 2) });
   }
   const labels = [];
+  // Routes between wrapped rows run down the left margin, outside every card: Fit must show them too.
+  const routes = { x1: Infinity, y1: Infinity, x2: -Infinity, y2: -Infinity };
+  for (const e of laidOut.edges || []) {
+    for (const p of ((e.sections || [])[0] || {}).bendPoints || []) {
+      routes.x1 = Math.min(routes.x1, p.x); routes.x2 = Math.max(routes.x2, p.x);
+      routes.y1 = Math.min(routes.y1, p.y); routes.y2 = Math.max(routes.y2, p.y);
+    }
+  }
+  cy.scratch("routesBox", routes.x1 === Infinity ? null : routes);
   cy.batch(() => {
     for (const [id, pos] of centres) cy.getElementById(id).position(pos);
     for (const e of laidOut.edges || []) {
@@ -175,16 +283,7 @@ export function applyLayout(cy, laidOut) {
       // A route that does not start and end on its states (none should) keeps Cytoscape's own curve rather
       // than run into nowhere.
       if (!onBorder(edge.source(), s, section.startPoint) || !onBorder(edge.target(), t, section.endPoint)) continue;
-      // A straight route still needs one point for Cytoscape's segments: the middle of the line.
-      const points = section.bendPoints && section.bendPoints.length ? section.bendPoints
-        : [{ x: (section.startPoint.x + section.endPoint.x) / 2, y: (section.startPoint.y + section.endPoint.y) / 2 }];
-      const bends = points.map((p) => segmentOf(s, t, p));
-      if (!edge.data("port")) edge.data("se", `${round(section.startPoint.x - s.x)}px ${round(section.startPoint.y - s.y)}px`);
-      edge.data({
-        te: `${round(section.endPoint.x - t.x)}px ${round(section.endPoint.y - t.y)}px`,
-        sw: bends.map((b) => b.weight),
-        sd: bends.map((b) => b.distance),
-      });
+      setRoute(edge, [section.startPoint, ...(section.bendPoints || []), section.endPoint]);
     }
     cy.edges().forEach(curl);
   });
@@ -203,9 +302,16 @@ export function applyLayout(cy, laidOut) {
  * Lay out the whole canvas; resolves once the states are in their new places with their routes. A long flow
  * is cut into rows (rows.js) so that it takes the view's shape (`aspect`, width over height).
  */
-export async function elkLayout(cy, { aspect = 1.6 } = {}) {
-  const laidOut = await runElk(elkGraph(cy));
-  return applyLayout(cy, wrapRows(laidOut, aspect));
+export async function elkLayout(cy, { aspect = 1.6, signal = null, onProgress } = {}) {
+  const asked = elkGraph(cy);
+  performance.mark("editor:layout-asked");
+  const { graph, engine } = await runLayout(asked, { start: startNode(cy), signal, onProgress });
+  performance.mark("editor:layout-answered");
+  if (signal && signal.aborted) throw new DOMException("stopped", "AbortError");
+  cy.scratch("layoutEngine", engine);
+  const centres = applyLayout(cy, wrapRows(graph, aspect));
+  performance.mark("editor:layout-applied");
+  return centres;
 }
 
 /**
@@ -214,7 +320,10 @@ export async function elkLayout(cy, { aspect = 1.6 } = {}) {
  * places. Resolves whether it found one; nothing moves otherwise.
  */
 export async function restoreRoutes(cy) {
-  const laidOut = await runElk(elkGraph(cy));
+  const graph = elkGraph(cy);
+  if (!elkFits(graph)) return false;  // the quick layout has no routes to bring back
+  const { graph: laidOut, engine } = await runLayout(graph, { start: startNode(cy) });
+  if (engine !== "elk") return false;
   const saved = new Map();
   cy.nodes().forEach((n) => { saved.set(n.id(), n.position()); });
   const same = (graph) => (graph.children || []).every((c) => {

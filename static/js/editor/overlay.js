@@ -3,6 +3,7 @@
 // get a card, and only once the zoom makes a card legible; zoomed out, the canvas shows titles, then plain
 // boxes (style.js). Cards let the pointer through to the canvas, except on their ports.
 import { t } from "../i18n.js";
+import { renderMarkup } from "../markup.js";
 
 /** Zoom from which cards are drawn (12px text is then 6px or more on screen). */
 export const CARD_ZOOM = 0.5;
@@ -125,14 +126,21 @@ export class CardLayer {
     head.append(el("span", "card-mark card-mark-start", t("Start")), el("span", "card-mark card-mark-final", t("Final")));
     const parts = [head];
     if (card.message) {
-      const msg = el("div", `card-msg lines-${card.lines}`, card.message);
+      const msg = el("div", `card-msg lines-${card.lines}${card.fallback ? " untranslated" : ""}`,
+        card.markup ? undefined : card.message);
+      if (card.fallback) msg.title = t("Not translated: the default language's text is shown");
+      if (card.markup) {  // flattened to one run of text, as the plain card shows it, in its markup
+        if (card.message.startsWith("▣")) msg.append("▣ ");
+        msg.append(renderMarkup(card.markup.text.replace(/\s*\n\s*/g, card.markup.format === "html" ? " " : "\n"),
+                                card.markup.format));
+      }
       parts.push(msg);
     }
     for (const row of card.rows) {
       const r = el("div", `card-row card-${row.kind}`);
       r.style.top = `${row.top}px`;
       if (row.kind === "input") r.append(el("span", "chip", row.text));
-      else r.append(el("span", "card-button-text", row.text));
+      else r.append(el("span", `card-button-text${row.fallback ? " untranslated" : ""}`, row.text));
       if (row.port && this.onPort) {
         const port = el("span", "port");
         port.dataset.port = row.port;

@@ -1,7 +1,9 @@
 // The side panel: forms rendered by the server for the selected state or transition, or the flow settings.
-// Form posts go through the draft queue with the current revision, so they never overtake a canvas save.
+// Form posts go through the draft queue with the current revision in If-Match, so they never overtake a
+// canvas save.
 /* global htmx */
 import { t } from "../i18n.js";
+import { editingLanguage, translating } from "./language.js";
 
 /** What a form's answer carries besides the form: the first field error and the stored draft. */
 function readAnswer(xhr) {
@@ -61,13 +63,16 @@ export class SidePanel {
   }
 
   url(kind, id) {
-    return kind === "settings" ? `${this.base}/settings` : `${this.base}/${kind}/${encodeURIComponent(id)}`;
+    const url = kind === "settings" ? `${this.base}/settings` : `${this.base}/${kind}/${encodeURIComponent(id)}`;
+    // In another language than the default, a state's (and the settings') texts are shown for translating.
+    return translating() && kind !== "transition" ? `${url}?lang=${encodeURIComponent(editingLanguage())}` : url;
   }
 
   /** Show the form for ("state"|"transition", id), the flow settings, or a hint. */
   show(kind, id) {
     const key = `${kind}:${id ?? ""}`;
-    if (this.current === key) return Promise.resolve();
+    if (this.current === key && this.language === editingLanguage()) return Promise.resolve();
+    this.language = editingLanguage();
     // A refused edit lives only in the form: moving to another element would drop it without a word.
     if (this.rejected && this.current && !this.readOnly
         && !window.confirm(t("The side panel holds a change that was not saved. Leave it and lose that change?"))) {
@@ -159,11 +164,25 @@ export class SidePanel {
     });
     document.body.addEventListener("htmx:configRequest", (evt) => {
       if (inDraftForm(evt.detail.elt) && evt.detail.verb === "post") {
-        evt.detail.parameters.revision = this.store.revision;
+        // The same revision header the canvas's PUT sends: a draft moved on meanwhile answers 412 to both.
+        evt.detail.headers["If-Match"] = `"${this.store.revision}"`;
         // htmx counts a merely focused button as pressed; only a real submit carries its action.
         const trigger = evt.detail.triggeringEvent;
         if (!trigger || trigger.type !== "submit") delete evt.detail.parameters._action;
+        // An added row or field is looked for after the answer: it may be below the panel's fold.
+        this.fieldsBefore = String(evt.detail.parameters._action || "").startsWith("add")
+          ? new Set(fieldNames(evt.detail.elt)) : null;
       }
+    });
+    document.body.addEventListener("htmx:afterSwap", (evt) => {
+      const before = this.fieldsBefore;
+      if (!before || evt.detail.target !== this.el) return;
+      this.fieldsBefore = null;
+      const added = [...this.el.querySelectorAll("input[name], textarea[name], select[name]")]
+        .find((el) => el.type !== "hidden" && !before.has(el.name) && el.offsetParent !== null);
+      if (!added) return;
+      added.scrollIntoView({ block: "center" });
+      added.focus({ preventScroll: true });
     });
     // A refusal because the draft moved on must not replace the form: it holds the person's unsaved text.
     document.body.addEventListener("htmx:beforeSwap", (evt) => {
@@ -192,6 +211,8 @@ export class SidePanel {
         if (xhr.getResponseHeader("X-Botflow-Rejected")) {
           this.rejected = true;  // a link away waits: the refused value is only in the form
           this.store.rejectForm(answer.error);
+        } else if (!revision || revision === this.store.revision) {
+          this.store.confirmForm();  // the status follows this answer, not an earlier refusal
         }
         await this.store.adoptServerSave(revision, answer.document);
         if (select && this.onSelect) this.onSelect(decodeURIComponent(select));
@@ -200,6 +221,11 @@ export class SidePanel {
       }
     });
   }
+}
+
+/** The names of a form's fields. */
+function fieldNames(form) {
+  return form && form.elements ? [...form.elements].map((el) => el.name).filter(Boolean) : [];
 }
 
 /** A line of the panel's quiet explanation (why it is empty, locked or frozen). */

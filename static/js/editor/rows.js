@@ -35,8 +35,8 @@ function cut(children, layers, rows, minX, maxX) {
 
 /** The cut (1 to 200 rows) whose shape comes closest to the aspect ratio `aspect`, or into `fixed` rows. */
 function bestCut(children, aspect, fixed) {
-  const minX = Math.min(...children.map((c) => c.x));
-  const maxX = Math.max(...children.map((c) => c.x + c.width));
+  const minX = children.reduce((m, c) => Math.min(m, c.x), Infinity);  // no spread: any number of states
+  const maxX = children.reduce((m, c) => Math.max(m, c.x + c.width), -Infinity);
   const layers = [...new Set(children.map((c) => Math.round(c.x)))].sort((x, y) => x - y);
   if (fixed) return { ...cut(children, layers, fixed, minX, maxX), rows: fixed, minX };
   let best = null;
@@ -83,7 +83,7 @@ export function wrapRows(laidOut, aspect, fixed = null) {
   });
   const gapOf = (b) => Math.max(GAP, 24 + (lanes.get(b) || 0) * LANE);
   // Each row keeps its own height (a long chain drifts downwards in ELK's band) and goes under the last.
-  const minY = Math.min(...children.map((c) => c.y));
+  const minY = children.reduce((m, c) => Math.min(m, c.y), Infinity);
   const tops = [];
   let y = minY - 20;
   for (let r = 0; r < rows; r += 1) {

@@ -1,11 +1,12 @@
 // Finding states in a big flow: the go-to box (Ctrl+K) and the outline of states with their issue counts.
+import { allTexts } from "./language.js";
 import { t } from "../i18n.js";
 
 const MAX_RESULTS = 50;
 
 /** What a state is found by: its id, title and the text of its messages, lower-cased. */
 function haystack(state) {
-  return [state.id, state.title || "", ...(state.say || []).map((m) => m.text || "")].join(" ").toLowerCase();
+  return [state.id, state.title || "", ...(state.say || []).flatMap((m) => allTexts(m.text))].join(" ").toLowerCase();
 }
 
 /** States matching every word of `query`, titles and ids first. */

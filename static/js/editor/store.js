@@ -144,6 +144,15 @@ export class DraftStore extends EventTarget {
     this.emit("saved", { revision: this.revision, doc: this.doc, source: "form" });
   }
 
+  /**
+   * A side-panel form the server took without a change to store (the field is back to its saved value):
+   * the draft on the server is what the page shows, so a refusal shown before is no longer true.
+   */
+  confirmForm() {
+    if (this.saveQueued) return;  // a canvas edit is still on its way; its own answer sets the status
+    this.emit("saved", { revision: this.revision, doc: this.doc, source: "form" });
+  }
+
   /** A side-panel form the server refused: nothing was saved; the panel marks the fields. */
   rejectForm(message) {
     this.emit("rejected", { message });

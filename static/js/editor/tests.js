@@ -34,13 +34,44 @@ export function shown(key, value) {
   return json(value);
 }
 
-function describeUpdate(update) {
+/** An update as a reader says it; a press by its button's text when the run knew it. */
+function describeUpdate(update, buttonText) {
   if ("idle" in update) return t("wait {seconds} s", { seconds: update.idle });
   if ("event" in update) return t("event {name}", { name: update.event });
   if ("attachment" in update) return `[${update.attachment.type}]${update.text ? ` ${update.text}` : ""}`;
-  if ("payload" in update) return `[${update.payload}]`;
+  if ("payload" in update) return buttonText ? t("button “{text}”", { text: buttonText }) : `[${update.payload}]`;
   if ("bot_started" in update) return t("bot started");
   return update.text ?? "";
+}
+
+/** A coverage point as a reader names it: titles of states, button texts, the command as typed. */
+export function pointWords(point) {
+  const state = point.state_title || point.state;
+  const to = point.target_title || point.target;
+  switch (point.kind) {
+    case "attempts": return t("Too many invalid answers in “{state}” → “{to}”", { state, to });
+    case "timeout": return t("Timeout in “{state}” → “{to}”", { state, to });
+    case "invalid": return t("Invalid input in “{state}”", { state });
+    case "button": return t("Button “{text}” in “{state}”", { text: point.text, state });
+    case "reminder": return t("The reminder");
+    case "command": return t("Command {match}", { match: point.match });
+    default: return t("Transition “{state}” → “{to}”", { state, to });
+  }
+}
+
+/** The points no test touched, in words; the id a point has is shown on hover. */
+export function missingList(points) {
+  const ul = el("ul", "uncovered");
+  for (const point of points.missing) {
+    const li = el("li");
+    li.dataset.point = point.key;
+    const words = el("span", "point-words", pointWords(point));
+    words.title = point.transition || point.state || point.command || "";
+    li.append(words);
+    if (point.reason) li.append(el("span", "hint", ` — ${point.reason}`));
+    ul.append(li);
+  }
+  return ul;
 }
 
 const KEY_NAMES = { replies: () => t("Replies"), buttons: () => t("Buttons"), state: () => t("State"), data: () => t("Data") };
@@ -77,6 +108,7 @@ export class TestsPanel {
     this.list = root.querySelector("[data-tests-list]");
     this.status = root.querySelector("[data-tests-status]");
     this.figure = root.querySelector("[data-tests-coverage]");
+    this.missing = root.querySelector("[data-tests-missing]");
     this.onGraph = root.querySelector("[data-tests-on-graph]");
     this.generated = root.querySelector("[data-tests-generated]");
     this.saveForm = root.querySelector("[data-tests-save]");
@@ -168,7 +200,7 @@ export class TestsPanel {
       return box;
     }
     const f = result.failure;
-    box.append(el("p", "", t("Step {n} ({update}) differs:", { n: f.step + 1, update: describeUpdate(f.update) })));
+    box.append(el("p", "", t("Step {n} ({update}) differs:", { n: f.step + 1, update: describeUpdate(f.update, f.button) })));
     box.append(sideBySide(f));
     if (this.canEdit) {
       const accept = el("button", "", t("Accept the new answer"));
@@ -215,6 +247,14 @@ export class TestsPanel {
       el("strong", "coverage-figure", `${coverage.percent}%`),
       el("span", "", t(" of transitions covered ({covered} of {total})", { covered, total: coverage.total })));
     this.figure.hidden = false;
+    const points = coverage.points;
+    if (points) {
+      const head = el("p", "", t("{percent}% of the flow covered ({covered} of {total}: transitions, invalid input, the reminder, timeouts, commands, buttons).",
+        { percent: points.percent, covered: points.covered, total: points.total }));
+      this.missing.replaceChildren(head);
+      if (points.missing.length) this.missing.append(el("p", "hint", t("Not covered:")), missingList(points));
+      this.missing.hidden = false;
+    }
     this.onGraph.closest("label").hidden = false;
     this.onGraph.checked = true;
     showCoverage(this.cy, coverage);
@@ -247,15 +287,6 @@ export class TestsPanel {
     box.replaceChildren();
     box.append(el("p", "", t("{n} dialogs fire {covered} of {total} transitions.",
       { n: data.tests.length, covered: data.coverage.covered.length, total: data.coverage.total })));
-    if (data.uncovered.length) {
-      const ul = el("ul", "uncovered");
-      for (const u of data.uncovered) {
-        const li = el("li");
-        li.append(el("code", "", u.transition), el("span", "", ` — ${u.reason}`));
-        ul.append(li);
-      }
-      box.append(el("p", "hint", t("Not covered:")), ul);
-    }
     const names = new Set(this.tests.map((x) => x.name));
     const fresh = data.tests.filter((x) => !names.has(x.name));
     const add = el("button", "primary", t("Add {n} tests", { n: fresh.length }));
@@ -386,7 +417,7 @@ export class TestsPanel {
     for (const found of data.differing.slice(0, 20)) {
       const box = el("div", "test-failure");
       const d = found.divergence;
-      box.append(el("p", "", t("User {user}, step {n} ({update}):", { user: found.user, n: d.step + 1, update: describeUpdate(d.update) })));
+      box.append(el("p", "", t("User {user}, step {n} ({update}):", { user: found.user, n: d.step + 1, update: describeUpdate(d.update, d.button) })));
       box.append(sideBySide(d));
       const keep = el("button", "", t("Save as test"));
       keep.type = "button";
