@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from server.devtools.fake_max import FakeMax
+from server.channels.max.fake import FakeMax
 
 __all__ = ["FAKE_TOKEN", "FakeMax", "fake_max", "fake_max_server"]
 

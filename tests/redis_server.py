@@ -16,13 +16,15 @@ from tests.processes import free_port
 class RedisServer:
     """`redis-server` in a temporary directory; `kill()` is kill -9, `start()` again replays the AOF."""
 
-    def __init__(self, *, unix: bool = False, aof: bool = False, port: int | None = None) -> None:
+    def __init__(self, *, unix: bool = False, aof: bool = False, port: int | None = None,
+                 extra: tuple[str, ...] = ()) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="bf-redis-"))
         self.unix = unix
         self.aof = aof
         self.port = 0 if unix else (port or free_port())
         self.socket_path = str(self.dir / "redis.sock")
         self.proc: subprocess.Popen[bytes] | None = None
+        self.extra = extra  # more redis-server options ("--replicaof", host, port)
 
     @property
     def url(self) -> str:
@@ -39,6 +41,7 @@ class RedisServer:
             args += ["--unixsocket", self.socket_path, "--unixsocketperm", "700"]
         if self.aof:
             args += ["--appendonly", "yes", "--appendfsync", "everysec"]
+        args += list(self.extra)
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + wait
         while not self.ping():
@@ -106,6 +109,37 @@ class RedisServer:
 
     def __exit__(self, *exc: object) -> None:
         self.cleanup()
+
+
+class SentinelServer(RedisServer):
+    """A real Redis Sentinel (`redis-server <conf> --sentinel`) watching `master` under `name`; quick to
+    declare a master down (`down_ms`), so a test's failover takes a few seconds."""
+
+    def __init__(self, master: RedisServer, name: str = "mymaster", quorum: int = 2, down_ms: int = 1000) -> None:
+        super().__init__()
+        self.master, self.name, self.quorum, self.down_ms = master, name, quorum, down_ms
+
+    def start(self, wait: float = 10.0) -> SentinelServer:
+        binary = shutil.which("redis-sentinel") or shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed")
+        conf = self.dir / "sentinel.conf"  # Sentinel rewrites its own config file: it must be writable
+        if not conf.exists():
+            conf.write_text(
+                f"port {self.port}\nbind 127.0.0.1\ndir {self.dir}\nlogfile {self.dir / 'redis.log'}\n"
+                f"sentinel monitor {self.name} 127.0.0.1 {self.master.port} {self.quorum}\n"
+                f"sentinel down-after-milliseconds {self.name} {self.down_ms}\n"
+                f"sentinel failover-timeout {self.name} {self.down_ms * 3}\n"
+                f"sentinel parallel-syncs {self.name} 1\n")
+        self.proc = subprocess.Popen([binary, str(conf), "--sentinel"], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + wait
+        while not self.ping():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"redis-sentinel did not start: {self.log_tail()}")
+            time.sleep(0.02)
+        return self
 
 
 if os.name != "posix":  # pragma: no cover - the suite runs on Linux

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up everything the test suite needs on a fresh machine, then runs the whole suite.
-# Python deps from the lock, Chromium and nginx (apt) when missing, Redis and PostgreSQL started when they
+# Python deps from the lock, Chromium, Caddy and promtool (apt) when missing, Redis and PostgreSQL started when they
 # do not answer.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +14,7 @@ apt_install() {
   [ -n "${APT_UPDATED:-}" ] || { apt-get update -qq >/dev/null && APT_UPDATED=1; }
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
-compose_up() { have docker && docker info >/dev/null 2>&1 && docker compose up -d "$1"; }
+compose_up() { have docker && docker info >/dev/null 2>&1 && docker compose -f docker-compose.yml -f deploy/compose.ports.yml up -d "$1"; }
 
 say "installing Python dependencies from requirements/test.txt (hashed lock; ./tools/lock.sh refreshes it)"
 python3 -m pip install -q --disable-pip-version-check --require-hashes -r requirements/test.txt || exit 1
@@ -25,9 +25,23 @@ if ! have chromium; then
   apt_install chromium || { say "Chromium is missing and could not be installed"; exit 1; }
 fi
 
-if ! have nginx && [ ! -x /usr/sbin/nginx ]; then
-  say "installing nginx (the load-balancer test runs replicas behind it)"
-  apt_install nginx-light || apt_install nginx || { say "nginx is missing and could not be installed"; exit 1; }
+if ! have caddy; then
+  say "installing Caddy (the load-balancer test runs replicas behind deploy/Caddyfile)"
+  apt_install caddy || { say "Caddy is missing and could not be installed"; exit 1; }
+fi
+
+if ! have promtool; then
+  say "installing promtool (checks deploy/prometheus/alerts.yml)"
+  apt_install --no-install-recommends prometheus || { say "promtool is missing and could not be installed"; exit 1; }
+fi
+
+if ! have faketime; then
+  say "installing faketime (the fault matrix runs a replica whose clock is off)"
+  apt_install faketime || say "faketime is missing: the fault matrix's clock rows cannot run"
+fi
+# The Sentinel failover tests run real sentinels: redis-sentinel, or redis-server --sentinel (the same binary).
+if ! have redis-sentinel; then
+  apt_install redis-sentinel || say "redis-sentinel is missing: the Sentinel tests use redis-server --sentinel"
 fi
 
 if ! answers 6379; then
@@ -52,11 +66,28 @@ if ! answers 5432; then
   wait_for 5432 || { say "PostgreSQL does not answer on 127.0.0.1:5432"; exit 1; }
 fi
 
-say "running the test suite"
-python3 -m pytest -p no:cacheprovider "$@"
-rc=$?
-if [ "$rc" -eq 5 ]; then
-  say "pytest collected no tests: that is a failure, not a pass"
-  exit 1
+# Exit 5 (nothing collected) is a failure, not a pass; otherwise the worst exit code wins.
+verdict() { [ "$1" -eq 5 ] && { say "pytest collected no tests: that is a failure, not a pass"; return 1; }; return "$1"; }
+
+if [ "$#" -gt 0 ]; then
+  say "running pytest $*"
+  python3 -m pytest -p no:cacheprovider "$@"
+  verdict $?
+  exit $?
 fi
-exit "$rc"
+
+# Most tests wait on processes, sockets and the browser rather than on the CPU, so two workers (whole files
+# each: a module's fixtures stay in one process) halve the wall time even on two cores. The fault suite
+# measures stalls in seconds and runs alone afterwards, so another worker's load is not counted as its own.
+# A worker that dies ends the run (--max-worker-restart=0): a replaced one can leave its file unscheduled and
+# the run waiting for it until CI gives up.
+workers=${BOTFLOW_TEST_WORKERS:-2}
+say "running the test suite on $workers workers, then the fault suite alone"
+python3 -m pytest -p no:cacheprovider -p no:benchmark -n "$workers" --dist loadfile --max-worker-restart=0 tests/unit tests/integration tests/e2e
+first=$?
+verdict "$first"; first=$?
+python3 -m pytest -p no:cacheprovider tests/faults
+second=$?
+verdict "$second"; second=$?
+[ "$first" -ne 0 ] && exit "$first"
+exit "$second"

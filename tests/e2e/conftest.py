@@ -15,7 +15,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
-from server.devtools.fake_max import FakeMax
+from server.channels.max.fake import FakeMax
 from tests.processes import free_port, stop, wait_answering
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -42,7 +42,7 @@ def add_state(page: Page, sid: str, title: str, text: str) -> None:
     settle(page)
     commit(page, "Title", title)
     commit(page, "Id", sid)
-    expect(page.locator("#panel h2")).to_contain_text(sid)
+    expect(page.locator("#panel h2")).to_have_attribute("data-key", sid)
     commit(page, "Message 1", text)
 
 
@@ -64,7 +64,7 @@ def connect(page: Page, source: str, target: str, tid: str) -> None:
     assert len(added) == 1, added
     click_transition(page, added[0])
     commit(page, "Id", tid)
-    expect(page.locator("#panel h2")).to_contain_text(tid)
+    expect(page.locator("#panel h2")).to_have_attribute("data-key", tid)
 
 
 def assignment(page: Page, key: str, value: str) -> None:
@@ -130,11 +130,11 @@ def test_build_chat_freeze_publish_and_serve_over_max(page: Page, app: App) -> N
     command(page, "restart", "custom", "/start")
     command(page, "back", "custom", "/back\nназад\nback")
     command(page, "help", "custom", "/help", "Отвечайте на вопросы по одному. /cancel — отменить, назад — вернуться на шаг.")
-    commit(page, "Session lifetime, seconds (default 1800)", "1800")
+    commit(page, "Session lifetime (default 30 minutes)", "30")  # minutes, the unit shown when blank
     commit(page, "Fallback reply", "Не понял. Повторите, пожалуйста.")
     page.locator("#panel").get_by_label("Remind an idle user once").check()
     settle(page)
-    commit(page, "After idle seconds", "900")
+    commit(page, "Remind after idle", "15")
     commit(page, "Reminder text", "Вы хотели завершить регистрацию. Продолжим?")
 
     # ---- the other states ----
@@ -189,7 +189,7 @@ def test_build_chat_freeze_publish_and_serve_over_max(page: Page, app: App) -> N
     click_transition(page, "pdn_no")
     page.keyboard.press("Delete")
     settle(page)
-    issue = page.locator("#issues-list .issue", has_text="refused").first
+    issue = page.locator("#issues-list .issue", has_text="«Отказ»").first
     expect(issue).to_be_visible()
     issue.click()
     assert page.evaluate("window.botflowEditor.cy.elements(':selected').map(e => e.id())") == ["s:refused"]
@@ -247,7 +247,9 @@ def test_build_chat_freeze_publish_and_serve_over_max(page: Page, app: App) -> N
     page.locator("#publish-version").select_option("1")
     page.get_by_role("radio", name="keep", exact=False).check()
     page.get_by_role("button", name="Publish").click()
-    expect(page.locator("#publish-result")).to_contain_text("regbot now serves registration version 1")
+    bot_title = app.api("GET", "/api/bots/regbot").json()["title"] or "regbot"
+    flow_title = app.api("GET", "/api/flows/registration").json()["title"]
+    expect(page.locator("#publish-result")).to_contain_text(f"{bot_title} now serves {flow_title} version 1")
     shoot(page, "versions")
     page.goto(app.url + "/bots/regbot")
     expect(page.locator('[data-testid="publications"]')).to_contain_text("version 1")

@@ -70,28 +70,45 @@ def test_start_anywhere_with_prefilled_data(page: Page, app: App) -> None:
     create(app, "e2e_anywhere")
     open_editor(page, app.url, "e2e_anywhere")
     sim = page.locator("#simulator")
-    sim.locator("[data-sim-from]").click()  # nothing selected yet: it says what to do
-    expect(sim.locator(".sim-error", has_text="Select one state on the canvas first")).to_be_visible()
-    point = node_point(page, "ask_pdn")
-    page.mouse.click(point["x"], point["y"])
-    sim = page.locator("#simulator")
-    sim.locator("[data-sim-from]").click()
     box = sim.locator("[data-sim-start]")
+    sim.locator("[data-sim-from]").click()  # nothing selected: the form opens on the flow's start state
     expect(box).to_be_visible()
-    data = box.locator("[data-sim-start-data]")
-    assert json.loads(data.input_value()) == {"name": "", "phone": ""}
-    data.fill('{"name": "Ann", ')
+    picker = box.get_by_label("Start the dialog at")
+    expect(picker.locator("option:checked")).to_have_text("Имя")
+    picker.select_option(label="Согласие на обработку ПДн")  # picked by title: its names come as rows
+    expect(box.locator("[data-sim-var-name]")).to_have_count(2)
+    assert [box.locator("[data-sim-var-name]").nth(i).input_value() for i in range(2)] == ["name", "phone"]
+    box.get_by_label("Value of name").fill("Ann")
+    box.get_by_label("Value of phone").fill("+79990000000")
+    box.get_by_role("button", name="+ data").click()
+    box.get_by_label("Name of data 3").fill("2nd")
+    box.get_by_label("Value of data 3").fill("x")
     box.get_by_role("button", name="Start here").click()
-    expect(box.locator("[data-sim-start-error]")).to_contain_text("The data is not valid JSON: look at line 1, column")
-    data.fill('["not", "an object"]')
-    box.get_by_role("button", name="Start here").click()
-    expect(box.locator("[data-sim-start-error]")).to_contain_text("The data must be an object")
-    data.fill('{"name": "Ann", "phone": "+79990000000"}')
+    expect(box.locator("[data-sim-start-error]")).to_contain_text("“2nd” cannot be a data name")
+    box.get_by_role("button", name="Remove data 3").click()
     shoot(page, "simulator-start-anywhere")
     box.get_by_role("button", name="Start here").click()
     expect(sim.locator("[data-sim-state]")).to_have_text("ask_pdn")
     sim.locator(".sim-button", has_text="Да").click()
     expect(sim.locator(".sim-bot").last).to_have_text("Готово! Имя: Ann, телефон: +79990000000")
+
+
+def test_start_anywhere_in_russian_at_1280(browser: Browser, app: App, watch: Watch) -> None:
+    create(app, "e2e_anywhere_ru")
+    with russian_page(browser, app, watch, "anywhere_ru", "editor") as page:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        open_editor(page, app.url, "e2e_anywhere_ru")
+        point = node_point(page, "ask_pdn")
+        page.mouse.click(point["x"], point["y"])
+        sim = page.locator("#simulator")
+        sim.locator("[data-sim-from]").click()
+        box = sim.locator("[data-sim-start]")
+        expect(box.get_by_label("Начать диалог с состояния").locator("option:checked")).to_have_text("Согласие на обработку ПДн")
+        box.get_by_label("Значение name").fill("Анна")
+        shoot(page, "ru-simulator-start-anywhere")
+        box.get_by_role("button", name="Начать отсюда").click()
+        expect(sim.locator("[data-sim-state]")).to_have_text("ask_pdn")
+        expect(sim.locator("[data-sim-data]")).to_contain_text("name: Анна")
 
 
 def test_save_as_test_run_all_and_coverage_on_the_graph(page: Page, app: App) -> None:
@@ -145,8 +162,8 @@ def test_save_as_test_run_all_and_coverage_on_the_graph(page: Page, app: App) ->
     generated = page.locator("[data-tests-generated]")
     expect(generated).to_contain_text("fire 6 of 6 transitions")
     expect(page.locator("[data-tests-coverage]")).to_contain_text("100%")
-    generated.get_by_role("button", name="Add 3 tests").click()
-    expect(page.locator(".test-item")).to_have_count(4)
+    generated.get_by_role("button", name="Add 9 tests").click()
+    expect(page.locator(".test-item")).to_have_count(10)
     page.get_by_role("button", name="Run all").click()
     expect(page.locator("[data-tests-status]")).to_contain_text("on the draft.")
     assert page.evaluate("window.botflowEditor.cy.edges('.cov-uncovered').length") == 0
@@ -162,7 +179,8 @@ def test_uncovered_transitions_are_drawn_on_the_graph(page: Page, app: App) -> N
     open_editor(page, app.url, "e2e_uncovered")
     page.get_by_role("tab", name="Tests").click()
     page.get_by_role("button", name="Generate").click()
-    expect(page.locator("[data-tests-generated]")).to_contain_text("no dialog reaches island from the start")
+    missing = page.locator("[data-tests-missing] li", has_text="Transition “island” → “Отказ”")
+    expect(missing).to_contain_text("no dialog reaches island from the start")
     expect(page.locator("[data-tests-coverage]")).to_contain_text("85.7%")
     assert page.evaluate("window.botflowEditor.cy.edges('.cov-uncovered').map(e => e.id())") == ["t:from_island"]
     shoot(page, "tests-uncovered-on-graph")
@@ -279,3 +297,47 @@ def test_a_failing_test_and_its_accept_button_speak_russian(browser: Browser, ap
         expect(page.locator("[data-tests-status]")).to_have_text("На черновике: пройдено 1, не пройдено 0.")
     saved = app.api("GET", "/api/flows/e2e_ru_accept/tests").json()["tests"][0]
     assert saved["steps"][0]["expect"]["replies"] == ["Привет! Как вас зовут?"]
+
+
+def test_the_coverage_panel_lists_in_russian_what_no_test_touches(browser: Browser, app: App, watch: Watch) -> None:
+    create(app, "e2e_ru_missing")
+    test = {"name": "имя и телефон", "steps": [{"update": {"text": "/start"}}, {"update": {"text": "Иван"}},
+                                               {"update": {"text": "+79991234567"}}]}
+    tests = app.api("GET", "/api/flows/e2e_ru_missing/tests")
+    assert app.api("PUT", "/api/flows/e2e_ru_missing/tests", json={"tests": [test]},
+                   headers={"If-Match": tests.headers["etag"]}).status_code == 200
+    with russian_page(browser, app, watch, "zoya_coverage", "editor") as page:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        open_editor(page, app.url, "e2e_ru_missing")
+        page.locator("[data-tab-show=tests]").click()
+        page.locator("[data-tests-run]").click()
+        missing = page.locator("[data-tests-missing]")
+        expect(missing).to_contain_text("Сценарий покрыт на")
+        items = missing.locator("li")
+        for words in ("Неверный ввод в «Имя»", "Кнопка «Да» в «Согласие на обработку ПДн»", "Напоминание",
+                      "Команда /help", "Переход «Email» → «Согласие на обработку ПДн»"):
+            expect(items.filter(has_text=words)).to_have_count(1)
+        # What the test did is not listed: the name's and the phone's transitions, the restart command.
+        expect(items.filter(has_text="Переход «Имя» → «Телефон»")).to_have_count(0)
+        expect(items.filter(has_text="Команда /start")).to_have_count(0)
+        # The id is there on hover.
+        assert items.filter(has_text="Неверный ввод в «Имя»").locator(".point-words").get_attribute("title") == "ask_name"
+        missing.scroll_into_view_if_needed()
+        shoot(page, "ru-tests-coverage-missing")
+
+
+def test_a_failing_press_is_named_by_its_button_text(browser: Browser, app: App, watch: Watch) -> None:
+    create(app, "e2e_ru_press")
+    test = {"name": "согласие", "steps": [
+        {"update": {"text": "/start"}}, {"update": {"text": "Иван"}}, {"update": {"text": "+79991234567"}},
+        {"update": {"text": "ivan@example.com"}}, {"update": {"payload": "yes"}, "expect": {"state": "ask_name"}}]}
+    tests = app.api("GET", "/api/flows/e2e_ru_press/tests")
+    assert app.api("PUT", "/api/flows/e2e_ru_press/tests", json={"tests": [test]},
+                   headers={"If-Match": tests.headers["etag"]}).status_code == 200
+    with russian_page(browser, app, watch, "pavel", "editor") as page:
+        open_editor(page, app.url, "e2e_ru_press")
+        page.locator("[data-tab-show=tests]").click()
+        page.locator("[data-tests-run]").click()
+        failure = page.locator(".test-failure")
+        expect(failure).to_contain_text("(кнопка «Да»)")
+        expect(failure).not_to_contain_text("[yes]")

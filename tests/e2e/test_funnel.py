@@ -176,3 +176,33 @@ def test_a_viewer_sees_the_funnel(context, app: App, watch) -> None:
     page.get_by_role("button", name="Funnel").click()
     expect(page.locator("#funnel [data-funnel-summary]")).to_contain_text("Version 2: 10 started")
     expect(page.locator(".funnel-badge").first).to_be_visible()
+
+
+def test_the_funnel_opens_on_the_version_the_bot_serves(page: Page, app: App) -> None:
+    flow, bot = "funnel_served", "funnel-served-bot"
+    doc = json.loads((ROOT / "examples" / "registration.json").read_text(encoding="utf-8"))
+    doc["id"] = flow
+    assert app.api("POST", "/api/flows", json=doc).status_code == 201
+    assert app.api("POST", f"/api/flows/{flow}/versions").status_code == 201
+    draft = app.api("GET", f"/api/flows/{flow}")
+    changed = app.api("PUT", f"/api/flows/{flow}", json={**draft.json(), "title": "Регистрация 2"},
+                      headers={"If-Match": draft.headers["ETag"]})
+    assert changed.status_code == 200, changed.text
+    assert app.api("POST", f"/api/flows/{flow}/versions").status_code == 201
+    assert app.api("POST", "/api/bots", json={"id": bot, "title": "Served", "token": MAX_TOKEN,
+                                              "webhook_secret": SECRET}).status_code == 201
+    served = app.api("POST", f"/api/bots/{bot}/publish", json={"flow": flow, "version": 1})
+    assert served.status_code == 200, served.text
+    open_editor(page, app.url, flow)
+    funnel = page.locator("[data-action=funnel]")
+    funnel.evaluate("b => b.click()")  # may sit in the overflow menu
+    panel = page.locator("#funnel")
+    expect(panel.locator("[data-funnel-bot]")).to_have_value(bot)
+    expect(panel.locator("[data-funnel-version]")).to_have_value("1")  # not the newest, 2, which has no traffic
+    # Published meanwhile: the panel, opened again, follows the bot to version 2.
+    served = app.api("POST", f"/api/bots/{bot}/publish", json={"flow": flow, "version": 2})
+    assert served.status_code == 200, served.text
+    funnel.evaluate("b => b.click()")
+    expect(panel).to_be_hidden()
+    funnel.evaluate("b => b.click()")
+    expect(panel.locator("[data-funnel-version]")).to_have_value("2")

@@ -58,24 +58,31 @@ def test_the_live_list_counts_searches_and_shows_a_transcript(page: Page, app: A
     live = page.locator("#live-dialogs")
     expect(live.get_by_test_id("live-total")).to_have_text("4 dialogs running now")
     counts = live.get_by_test_id("live-counts")
-    expect(counts.locator("tr", has_text="ask_name")).to_contain_text("2")
-    expect(counts.locator("tr", has_text="ask_phone")).to_contain_text("1")
-    expect(counts.locator("tr", has_text="ask_email")).to_contain_text("1")
+    # Flows and states by their titles, the ids on hover.
+    expect(counts.locator(f'td[title="{FLOW}"]')).to_have_count(3)
+    expect(counts.locator(f'td[title="{FLOW}"]').first).to_have_text("Регистрация")
+    expect(counts).not_to_contain_text(FLOW)
+    expect(live.get_by_test_id("live-list").locator(f'td[title="{FLOW}"]').first).to_contain_text("Регистрация")
+    expect(counts.locator('td[title="ask_name"]')).to_have_text("Имя")
+    expect(counts.locator("tr", has_text="Имя")).to_contain_text("2")
+    expect(counts.locator("tr", has_text="Телефон")).to_contain_text("1")
+    expect(counts.locator("tr", has_text="Email")).to_contain_text("1")
     expect(live.get_by_test_id("live-list").locator("tbody tr")).to_have_count(4)
     page.get_by_label("User id or its beginning").fill("71")
     expect(live.get_by_test_id("live-list").locator("tbody tr")).to_have_count(2)
     expect(live.get_by_test_id("live-list")).not_to_contain_text("730001")
     page.get_by_label("User id or its beginning").fill("")
     expect(live.get_by_test_id("live-list").locator("tbody tr")).to_have_count(4)
-    counts.locator("tr", has_text="ask_email").get_by_role("link").click()
+    counts.locator("tr", has_text="Email").get_by_role("link").click()
     expect(live.get_by_test_id("live-list").locator("tbody tr")).to_have_count(1)
     live.locator('tr[data-user="730001"]').get_by_role("link", name="Transcript").click()
     transcript = page.get_by_test_id("transcript")
     expect(transcript.locator('li[data-kind="message"]')).to_have_count(3)
     expect(transcript.locator('li[data-kind="transition"]')).to_have_count(2)
     expect(transcript.locator('li[data-kind="reply"]').first).to_contain_text("Как вас зовут")
-    expect(transcript.locator('li[data-kind="transition"]').first).to_contain_text("ask_phone")
-    expect(page.locator("#live-transcript")).to_contain_text("Now at ask_email")
+    expect(transcript.locator('li[data-kind="transition"]').first).to_contain_text("Телефон")
+    expect(transcript.locator('li[data-kind="transition"] [title="ask_phone"]').first).to_have_text("Телефон")
+    expect(page.locator("#live-transcript")).to_contain_text("Now at Email (Регистрация, version 1).")
     page.locator(".card.live").scroll_into_view_if_needed()
     keep(page, "live-dialogs-transcript")
 
@@ -187,8 +194,9 @@ def test_the_publish_form_shows_what_the_publish_does_and_the_history_keeps_it(p
     history.scroll_into_view_if_needed()
     keep(page, "publish-history-counts")
     rollback.get_by_role("button", name="Roll back to version 1").click()
-    expect(page.locator("#rollback-result")).to_contain_text(f"{bot} now serves {flow} version 1")
     title = app.api("GET", f"/api/bots/{bot}").json()["title"] or bot
+    flow_title = app.api("GET", f"/api/flows/{flow}").json()["title"] or flow
+    expect(page.locator("#rollback-result")).to_contain_text(f"{title} now serves {flow_title} version 1")
     assert asked == [f"Make {title} serve {flow} version 1 again?"]  # asked first, in words
     expect(page.locator("#bot-serving")).to_contain_text("version 1")  # the header, without a reload
     expect(history.locator("tbody tr").first).to_contain_text("version 1")
@@ -214,11 +222,39 @@ def test_the_live_dialogs_and_the_transcript_in_russian(browser, app: App, watch
         live = page.locator(".card.live")
         expect(live.locator("h2")).to_have_text("Живые диалоги")
         expect(live.get_by_test_id("live-total")).to_have_text("4 диалога идут сейчас")
+        counts = live.get_by_test_id("live-counts")
+        expect(counts.locator(f'td[title="{FLOW}"]').first).to_have_text("Регистрация")
+        expect(counts).not_to_contain_text(FLOW)
         live.locator('tr[data-user="720001"]').get_by_role("link", name="Расшифровка").click()
         transcript = page.get_by_test_id("transcript")
         expect(transcript.locator('li[data-kind="reply"]').first).to_contain_text("бот ответил")
+        # The engine's steps are said in Russian from their kind and states; its English reason stays folded.
+        expect(transcript.locator('li[data-kind="transition"] [data-testid="tr-explained"]').first).to_contain_text(
+            "Переход «")
         expect(transcript.get_by_role("button", name="Открыть в симуляторе с этой точки").first).to_be_visible()
+        expect(page.locator("#live-transcript")).to_contain_text("Сейчас: «Телефон» (Регистрация, версия 1).")
         live.scroll_into_view_if_needed()
         keep(page, "ru-live-dialogs-transcript")
     finally:
         ctx.close()
+
+
+def test_an_erased_user_leaves_the_live_list_without_a_reload(browser, app: App, watch) -> None:
+    from tests.e2e.conftest import russian_page
+
+    bot = "erase-live-bot"
+    running_bot(app, bot, "e2e_erase_live")
+    with russian_page(browser, app, watch, "erase_live_ru", "admin") as page:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.goto(f"{app.url}/bots/{bot}")
+        live = page.locator("#live-dialogs")
+        expect(live.get_by_test_id("live-list").locator("tbody tr")).to_have_count(4)
+        card = page.locator("#bot-privacy")
+        card.get_by_label("id пользователя MAX").fill("720001")
+        card.get_by_role("button", name="Удалить данные пользователя").click()  # confirmed by `watch`
+        expect(card.locator(".notice.ok")).to_contain_text("720001")
+        expect(live.get_by_test_id("live-list").locator("tbody tr")).to_have_count(3)
+        expect(live.locator('tr[data-user="720001"]')).to_have_count(0)
+        expect(live.get_by_test_id("live-total")).to_have_text("3 диалога идут сейчас")
+        page.locator(".card.live").scroll_into_view_if_needed()
+        keep(page, "ru-live-list-after-erasure")

@@ -50,6 +50,7 @@ def test_import_shows_each_problem_next_to_the_upload(page: Page, app: App, tmp_
     page.set_input_files("input[name=document]", str(path))
     page.get_by_role("button", name="Import").click()
     expect(result).to_contain_text("cannot be read")
+    expect(result).to_contain_text("This is not valid YAML: look at line")  # said from the parser's place
 
 
 def test_import_export_and_delete(page: Page, app: App, tmp_path: Path) -> None:
@@ -106,9 +107,13 @@ def test_diff_of_two_versions_drawn_on_the_graph(page: Page, app: App) -> None:
     page.locator("select[name=b]").select_option("draft")
     page.get_by_role("button", name="Show the differences").click()
     changes = page.locator(".changes")
-    expect(changes).to_contain_text("added: state thanks")
-    expect(changes).to_contain_text("removed: transition pdn_yes_text")
-    expect(changes).to_contain_text("changed: state ask_phone")
+    # States by their titles, transitions by the states they join; the ids on hover.
+    expect(changes).to_contain_text("added: state «Спасибо»")
+    expect(changes).to_contain_text("removed: transition «Согласие на обработку ПДн» → «Готово»")
+    expect(changes).to_contain_text("changed: state «Телефон»")
+    expect(changes.locator('[title="ask_phone"]')).to_have_text("state «Телефон»")
+    expect(changes.locator('[title="pdn_no"]')).to_have_text("transition «Согласие на обработку ПДн» → «Спасибо»")
+    expect(changes).to_contain_text("to: «Отказ» → «Спасибо»")
     expect(changes).to_contain_text("message 1: Введите телефон")  # the field in words, not its path
     expect(changes).to_contain_text("Ваш телефон?")
     wait_until(page, "window.botflowDiff && window.botflowDiff.nodes().length > 0")

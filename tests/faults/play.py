@@ -12,8 +12,9 @@ from typing import Any
 import httpx
 import msgspec
 
-from server.devtools.fake_max import FakeMax
-from server.devtools.fake_max_app import bot_key
+from server.channels.max.fake import FakeMax
+from tests.faults.fake_process import FakeMaxProcess
+from server.channels.max.fake.app import bot_key
 from tests.faults.cluster import WEBHOOK_SECRET, Cluster, bot_token
 
 _mids = itertools.count(1)
@@ -116,7 +117,7 @@ class Received:
 class Inbox:
     """Watches the fake MAX and keeps, per user, the messages that reached them in the order MAX took them."""
 
-    def __init__(self, fake: FakeMax, bot: str, users: set[int]) -> None:
+    def __init__(self, fake: FakeMax | FakeMaxProcess, bot: str, users: set[int]) -> None:
         self.fake = fake
         self.key = bot_key(bot_token(bot))
         self.users = users

@@ -74,13 +74,13 @@ def test_the_stall_is_the_longest_wait_for_a_step_s_last_reply() -> None:
 def test_the_inbox_keeps_one_bot_s_accepted_messages_per_user_in_the_order_max_took_them() -> None:
     import httpx
 
-    from server.devtools.fake_max import FakeMax
+    from server.channels.max.fake import FakeMax
     from tests.faults.cluster import bot_token
     from tests.faults.play import Inbox
 
     with FakeMax(tokens=None) as fake, httpx.Client(base_url=fake.url, timeout=5) as http:
         def send(bot: str, chat: int, text: str) -> int:
-            return http.post("/messages", params={"chat_id": chat}, json={"text": text},
+            return http.post("/messages", params={"chat_id": chat}, json={"text": text, "attachments": [], "link": None},
                              headers={"Authorization": bot_token(bot)}).status_code
 
         assert send("mine", 1, "one") == 200
@@ -94,3 +94,18 @@ def test_the_inbox_keeps_one_bot_s_accepted_messages_per_user_in_the_order_max_t
         inbox = Inbox(fake, "mine", {1})
         inbox.refresh()
     assert [(r.text, r.unknown) for r in inbox.by_user[1]] == [("one", False), ("taken, answer lost", True)]
+
+
+def test_a_user_told_their_place_was_lost_is_judged_on_what_came_before_the_notice() -> None:
+    told = "lost"
+    clean = judge(player(["a"], ["b"], ["c"]), got(("a", 101), (told, 112), ("a", 112.1), ("x", 121)),
+                  lost_place=told)
+    assert (clean.lost, clean.doubled, clean.unexpected, clean.told) == (0, 0, 0, 1) and clean.clean
+    # asked again for what they gave before anyone said the dialog was lost: a silent rewind
+    silent = judge(player(["a"], ["b"], ["c"]), got(("a", 101), ("b", 111), ("b", 121), (told, 122)),
+                   lost_place=told)
+    assert (silent.doubled_unexplained, silent.told) == (1, 1) and not silent.clean
+    # without the notice nothing is excused, and where no loss is expected the notice is itself unexpected
+    untold = judge(player(["a"], ["b"]), got(("a", 101)), lost_place=told)
+    assert (untold.lost, untold.told) == (1, 0) and not untold.clean
+    assert judge(player(["a"]), got(("a", 101), (told, 102))).unexpected == 1

@@ -20,13 +20,14 @@ class Verdict:
     out_of_order: int = 0
     unknown: int = 0  # sends MAX took while the sender could not know (hung up, connection cut)
     resumed: int = 0  # sends a replica took over from a sender that stopped, logged as of unknown outcome
+    told: int = 0  # users told their place was lost (the store lost their dialog): the rest of theirs is excused
     users_hit: int = 0  # users with anything lost, doubled, unexpected or out of order
     stall: float = 0.0  # the longest wait for a step's replies, seconds
     notes: list[str] = field(default_factory=list)
 
     def add(self, other: Verdict) -> None:
         for name in ("users", "expected", "lost", "doubled", "doubled_unexplained", "unexpected", "out_of_order",
-                     "unknown", "resumed", "users_hit"):
+                     "unknown", "resumed", "told", "users_hit"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.stall = max(self.stall, other.stall)
 
@@ -49,14 +50,22 @@ def _lcs(a: list[str], b: list[str]) -> int:
     return prev[-1]
 
 
-def judge(player: Player, got: list[Received], *, ordered: bool = True, resumed: int = 0) -> Verdict:
+def judge(player: Player, got: list[Received], *, ordered: bool = True, resumed: int = 0,
+          lost_place: str | None = None) -> Verdict:
     """Compare what reached one user with what their steps should have brought.
+
+    `lost_place`: the text that tells a user the store lost their dialog, in experiments that lose it on
+    purpose. A user who got it is judged only on what reached them before it (nothing doubled or out of
+    order; replies missing there went with the store, and the user was told): their dialog began again.
 
     `resumed`: the user's sends that a replica took over from a sender that had stopped, each logged as of
     unknown outcome (the sender may have died after MAX took it and before it could record so, which MAX
     cannot tell from a send that never happened): each explains one extra copy.
     """
     expected = player.expected
+    told = lost_place is not None and any(r.text == lost_place for r in got)
+    if told:
+        got = got[:next(i for i, r in enumerate(got) if r.text == lost_place)]
     want, have = Counter(expected), Counter(r.text for r in got)
     unknown_copies = Counter(r.text for r in got if r.unknown)
     v = Verdict(users=1, expected=len(expected), unknown=sum(unknown_copies.values()), resumed=resumed)
@@ -71,7 +80,8 @@ def judge(player: Player, got: list[Received], *, ordered: bool = True, resumed:
         taken = min(unexplained, spare)
         spare -= taken
         v.doubled_unexplained += unexplained - taken
-    v.lost = sum(max(0, n - have[text]) for text, n in want.items())
+    v.lost = 0 if told else sum(max(0, n - have[text]) for text, n in want.items())
+    v.told = int(told)
     if ordered:
         seen: Counter[str] = Counter()
         kept = []
@@ -81,12 +91,12 @@ def judge(player: Player, got: list[Received], *, ordered: bool = True, resumed:
                 kept.append(r.text)
         present = []  # the expected replies that did arrive, in the order they should have
         for text in expected:
-            if seen[text] > 0:
+            if seen[text] > 0:  # (for a told user: what arrived before the notice, in the order it should)
                 seen[text] -= 1
                 present.append(text)
         v.out_of_order = len(kept) - _lcs(kept, present)
     v.stall = _stall(player, got)
-    v.users_hit = int(bool(v.lost or v.doubled or v.unexpected or v.out_of_order))
+    v.users_hit = int(bool(v.lost or v.doubled or v.unexpected or v.out_of_order or told))
     return v
 
 

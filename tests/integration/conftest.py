@@ -24,6 +24,7 @@ from server.db.engine import make_engine
 from server.services.flows import set_action_allow
 from server.settings import Settings
 from tests.integration.api_helpers import bearer, create_user
+from tests.integration.stray_tasks import no_stray_tasks  # noqa: F401 (autouse fixture)
 
 PG_SERVER = os.environ.get("BOTFLOW_TEST_PG_SERVER", "postgresql://postgres@127.0.0.1:5432")
 SESSION_TAG = f"{os.getpid()}_{uuid.uuid4().hex[:8]}"

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import text
 
 from server.runtime.keys import member
-from server.runtime.stores.base import DialogStore
+from server.runtime.stores.ports import DialogStore
 from server.runtime.stores.memory import MemoryStore
 from server.runtime.stores.redis import RedisStore
 from server.runtime.stores.sql import SqlStore
@@ -35,27 +35,24 @@ async def sql_leftovers(engine: Any, bot: str, user: str) -> list[str]:
 async def redis_leftovers(store: RedisStore, bot: str, user: str) -> list[str]:
     """Every key under the store's prefix (SCAN) that names the user or holds an entry of theirs."""
     found: list[str] = []
-    name, cursor = member(bot, user), b"0"
+    name = member(bot, user)
     mine = f"{{{bot}:{user}}}".encode()
-    while True:
-        cursor, keys = await store.client.call("SCAN", cursor, "MATCH", store.keys.base + "*", "COUNT", 1000)
-        for key in keys:
-            kind = await store.client.call("TYPE", key)
-            kind = kind.decode() if isinstance(kind, bytes) else str(kind)
-            if mine in key:
-                found.append(key.decode())
-            elif kind == "zset" and await store.client.call("ZSCORE", key, name) is not None:
-                found.append(f"{key.decode()} {name}")
-            elif kind == "hash":
-                for field, value in _pairs(await store.client.call("HGETALL", key)):
-                    if field == name.encode() or value == name.encode() or _names(value, bot, user):
-                        found.append(f"{key.decode()} {field.decode()}")
-            elif kind == "stream":
-                for sid, fields in await store.client.call("XRANGE", key, "-", "+"):
-                    if fields[1] == name.encode():
-                        found.append(f"{key.decode()} {sid.decode()}")
-        if cursor in (b"0", 0):
-            break
+    keys = [key async for key in store.conn.scan(store.keys.base + "*")]  # every master's, in a cluster
+    for key in keys:
+        kind = await store.client.call("TYPE", key)
+        kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+        if mine in key:
+            found.append(key.decode())
+        elif kind == "zset" and await store.client.call("ZSCORE", key, name) is not None:
+            found.append(f"{key.decode()} {name}")
+        elif kind == "hash":
+            for field, value in _pairs(await store.client.call("HGETALL", key)):
+                if field == name.encode() or value == name.encode() or _names(value, bot, user):
+                    found.append(f"{key.decode()} {field.decode()}")
+        elif kind == "stream":
+            for sid, fields in await store.client.call("XRANGE", key, "-", "+"):
+                if fields[1] == name.encode():
+                    found.append(f"{key.decode()} {sid.decode()}")
     if store.timeline_db is not None:
         found += await sql_leftovers(store.timeline_db, bot, user)
     return found

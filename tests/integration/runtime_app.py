@@ -55,8 +55,11 @@ def started(user: int, payload: str | None = None, *, timestamp: int | None = No
 
 
 def texts(fake: Any, user: int) -> list[str]:
-    """Texts the fake MAX received for a user's chat, oldest first."""
-    return [m["text"] for m in fake.sent_messages(chat_id=user + 1_000_000)]
+    """Texts the fake MAX received for a user's dialog (by its chat, or by the user when a reply answers no
+    update of theirs: a timer, an event), oldest first."""
+    chat, by_user = str(user + 1_000_000), str(user)
+    return [c["json"]["text"] for c in fake.requests("POST", "/messages")
+            if c["query"].get("chat_id") == chat or c["query"].get("user_id") == by_user]
 
 
 class Harness:
@@ -128,10 +131,12 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
 
 @asynccontextmanager
 async def running(database_url: str, max_url: str, redis_url: str | None, *,
-                  max_rate: float = 10_000, action_allow: tuple[str, ...] = ()) -> AsyncIterator[Harness]:
+                  max_rate: float = 10_000, action_allow: tuple[str, ...] = (),
+                  redis_min_replicas: int = 0) -> AsyncIterator[Harness]:
     """The app with its lifespan (migrations, runtime start/stop) around the block."""
     settings = Settings(database_url=database_url, redis_url=redis_url, max_api_url=max_url,
-                        bootstrap_token=ADMIN_TOKEN, max_rate=max_rate, action_allow=action_allow)
+                        bootstrap_token=ADMIN_TOKEN, max_rate=max_rate, action_allow=action_allow,
+                        redis_min_replicas=redis_min_replicas)
     app = create_app(settings)
     async with lifespan(app):
         transport = httpx.ASGITransport(app=app)

@@ -66,7 +66,8 @@ async def test_password_change_ends_other_sessions_but_not_the_one_that_changed_
     carol = await create_user(client, admin_headers, "editor", "carol", password=PASSWORD)
     assert await log_in(client, "carol") == 303
     other = session_cookie(client)
-    changed = await client.patch("/api/users/carol", json={"password": "a brand new password"},
+    changed = await client.patch("/api/users/carol", json={"password": "a brand new password",
+                                                          "current_password": PASSWORD},
                                  headers={"X-CSRFToken": client.cookies.get("csrftoken")})
     assert changed.status_code == 200
     assert (await client.get("/api/users/me")).status_code == 200

@@ -90,6 +90,7 @@ async def test_publish_is_refused_while_the_version_fails_its_tests(app_client, 
     publish = {"flow": "reg", "version": 1}
     none_saved = await app_client.post("/api/bots/gate/publish", json=publish, headers=admin_headers)
     assert none_saved.status_code == 409 and none_saved.json()["error"] == "no_tests"
+    assert "flow 'Регистрация' has no saved tests" in none_saved.json()["message"]  # its title, not its id
     wrong = copy.deepcopy(HAPPY)
     wrong["name"] = "expects another greeting"
     wrong["steps"][0]["expect"]["replies"] = ["Добрый день!"]
@@ -98,6 +99,7 @@ async def test_publish_is_refused_while_the_version_fails_its_tests(app_client, 
     assert blocked.status_code == 409, blocked.text
     body = blocked.json()
     assert body["error"] == "tests_failed" and "expects another greeting" in body["message"]
+    assert body["message"].startswith("Version 1 of 'Регистрация' fails 1 of 2 saved tests")
     assert body["details"] == [{"path": "expects another greeting",
                                 "message": 'step 1 (/start): replies expected ["Добрый день!"], got '
                                            '["Привет! Как вас зовут?"]',
@@ -175,7 +177,8 @@ async def test_one_test_added_or_removed_and_generated_tests_added_on_the_server
     generated = await app_client.post("/api/flows/reg/tests/generated", json={},
                                       headers={**editor, "If-Match": f'"{revision}"'})
     assert generated.status_code == 200, generated.text
-    assert generated.json()["added"] == 3 and generated.json()["tests"] == 4
+    # Transitions, each invalid input, the reminder, each command and button: nine dialogs on registration.
+    assert generated.json()["added"] == 9 and generated.json()["tests"] == 10
     revision = generated.json()["revision"]
     again = await app_client.post("/api/flows/reg/tests/generated", json={},
                                   headers={**editor, "If-Match": f'"{revision}"'})
@@ -186,7 +189,7 @@ async def test_one_test_added_or_removed_and_generated_tests_added_on_the_server
     removed = await app_client.delete("/api/flows/reg/tests/happy path", headers={**editor, "If-Match": f'"{revision}"'})
     assert removed.status_code == 200, removed.text
     names = [t["name"] for t in (await app_client.get("/api/flows/reg/tests", headers=viewer)).json()["tests"]]
-    assert len(names) == 3 and "happy path" not in names
+    assert len(names) == 9 and "happy path" not in names
     gone = await app_client.delete("/api/flows/reg/tests/happy path",
                                    headers={**editor, "If-Match": f'"{removed.json()["revision"]}"'})
     assert gone.status_code == 404

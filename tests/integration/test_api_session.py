@@ -44,3 +44,18 @@ async def test_wrong_password_gives_no_session(app_client, admin_headers):
     assert response.status_code == 401
     assert (await app_client.get("/api/users/me")).status_code == 401
     assert page.status_code == 200
+
+
+async def test_an_invented_csrf_pair_is_refused(app_client, admin_headers):
+    """Double submit alone trusts whoever can plant a cookie; the server checks its own signature too."""
+    await create_user(app_client, admin_headers, "editor", "ivan", password="ivan's password")
+    real = await login(app_client, "ivan", "ivan's password")
+    app_client.cookies.set("csrftoken", "invented-by-someone-else")
+    forged = await app_client.post("/api/flows", json=flow_doc("forged"), headers={"X-CSRFToken": "invented-by-someone-else"})
+    assert forged.status_code == 403 and forged.json()["error"] == "csrf_failed"
+    unsigned = real[:64] + "0" * (len(real) - 64)
+    app_client.cookies.set("csrftoken", unsigned)
+    assert (await app_client.post("/api/flows", json=flow_doc("forged"),
+                                  headers={"X-CSRFToken": unsigned})).status_code == 403
+    app_client.cookies.set("csrftoken", real)
+    assert (await app_client.post("/api/flows", json=flow_doc("signed"), headers={"X-CSRFToken": real})).status_code == 201

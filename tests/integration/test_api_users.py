@@ -75,7 +75,7 @@ async def test_change_and_remove_users(app_client, admin_headers):
     assert promoted.status_code == 200 and promoted.json()["role"] == "publisher"
     assert (await app_client.get("/api/users/me", headers=alice["headers"])).json()["role"] == "publisher"
     own = await app_client.patch("/api/users/alice", json={"password": "new password"}, headers=alice["headers"])
-    assert own.status_code == 200
+    assert own.status_code == 403 and own.json()["error"] == "token_scope"
     self_promotion = await app_client.patch("/api/users/alice", json={"role": "admin"}, headers=alice["headers"])
     assert self_promotion.status_code == 403
     assert (await app_client.patch("/api/users/alice", json={"role": "root"}, headers=admin_headers)).status_code == 422

@@ -64,7 +64,7 @@ async def test_a_note_past_2000_characters_is_refused_and_nothing_frozen(app_cli
     await create_flow(app_client, admin_headers, flow_doc("noted"))
     refused = await app_client.post("/api/flows/noted/versions", json={"note": "x" * 2001}, headers=admin_headers)
     assert refused.status_code == 422 and refused.json()["details"] == [
-        {"path": "note", "message": "at most 2000 characters"}]
+        {"path": "note", "message": "at most 2000 characters", "code": "too_long", "params": {"max": 2000}}]
     assert refused.json()["message"] == "The note is 2001 characters long; keep it under 2000."
     assert (await app_client.get("/api/flows/noted/versions", headers=admin_headers)).json() == []
     made = await app_client.post("/api/flows/noted/versions", json={"note": "x" * 2000}, headers=admin_headers)

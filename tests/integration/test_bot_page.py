@@ -33,7 +33,7 @@ async def test_a_rollback_redraws_what_the_bot_serves_and_offers_no_rollback_to_
     answer = await app_client.post(f"/bots/{BOT}/rollback", data={"flow": "rolled", "version": "1", "sessions": "keep"},
                                    headers={**admin_headers, "HX-Request": "true", "X-CSRFToken": csrf})
     assert answer.status_code == 200, answer.text
-    assert "now serves rolled version 1" in answer.text
+    assert "now serves Second version 1" in answer.text and "title=\"rollbot · rolled\"" in answer.text
     # The bot page has no versions-page parts to update; its own header is what changed.
     assert 'id="bot-serving" hx-swap-oob="outerHTML"' in answer.text and "version 1" in answer.text
     assert 'id="serving"' not in answer.text and 'id="publish-bot"' not in answer.text
@@ -76,10 +76,10 @@ async def test_the_services_refusals_are_said_in_the_readers_language(app_client
     assert "disabled" in row and "publish another flow to it first" in row and "hx-post" not in row
     in_use = await app_client.post("/flows/rolled/delete", headers={**page, "Accept-Language": "ru"})
     assert in_use.status_code == 409
-    assert f"Сценарий «rolled» сейчас работает в ботах: {BOT}; сначала опубликуйте в них другой сценарий." in in_use.text
+    assert f"Сценарий «Second» сейчас работает в ботах: {BOT}; сначала опубликуйте в них другой сценарий." in in_use.text
     api = await app_client.delete("/api/flows/rolled", headers={**admin_headers, "Accept-Language": "ru"})
     assert api.status_code == 409 and api.json()["message"] == (
-        f"The flow 'rolled' is served by {BOT}; publish another flow to those bots first.")  # the API stays English
+        f"The flow 'Second' (rolled) is served by {BOT} ({BOT}); publish another flow to those bots first.")  # the API stays English
 
 
 @pytest.mark.parametrize("age, russian, english", [(30, "Ошибки за последнюю минуту", "Errors in the last minute"),
@@ -94,3 +94,32 @@ async def test_a_young_history_is_counted_in_whole_minutes(app_client, admin_hea
     assert russian in page.text and " мин:" not in page.text and "1 мин" not in page.text
     page = await app_client.get(f"/bots/{bot}", headers={**admin_headers, "Accept-Language": "en"})
     assert english in page.text
+
+
+async def test_messages_from_groups_are_counted_on_the_page_in_both_languages(app_client, admin_headers) -> None:
+    bot = "groups" + uuid.uuid4().hex[:8]
+    await two_versions_published(app_client, admin_headers, bot)
+    quiet = await app_client.get(f"/bots/{bot}", headers={**admin_headers, "Accept-Language": "ru"})
+    assert "Сообщения из групп пропущены" in quiet.text and "молчит в групповых чатах и каналах" in quiet.text
+    metrics.UPDATES_IGNORED.labels(bot=bot, reason="group").inc(3)
+    metrics.UPDATES_IGNORED.labels(bot=bot, reason="no_message").inc(7)  # not a group's: not in this count
+    page = await app_client.get(f"/bots/{bot}", headers={**admin_headers, "Accept-Language": "ru"})
+    assert "3</span> сообщения из групповых чатов или каналов" in page.text
+    english = await app_client.get(f"/bots/{bot}", headers={**admin_headers, "Accept-Language": "en"})
+    assert "Messages from groups ignored" in english.text
+    assert "3</span> messages from group chats or channels" in english.text
+
+
+def test_a_webhook_max_no_longer_lists_is_said_with_how_to_subscribe_again() -> None:
+    from server.channels.max.watchdog import Health
+
+    gone = Health(None, False, time.time(), missing=True)
+    tag, words = bot_health.subscription_words(gone, None, "shop")
+    assert tag == "gone" and "no longer lists a webhook" in words
+    assert "botflow max subscribe --bot shop --url https://" in words and "BOTFLOW_PUBLIC_URL" in words
+    listed = Health("https://elsewhere.example/webhooks/max/shop", True, time.time())
+    assert bot_health.subscription_words(listed, None, "shop") == (
+        "ok", "MAX delivers to https://elsewhere.example/webhooks/max/shop. Checked just now.")
+    refused = Health("http://10.0.0.5:8000/webhooks/max/shop", False, time.time(), missing=True, refused=True)
+    tag, words = bot_health.subscription_words(refused, "http://10.0.0.5:8000", "shop")
+    assert tag == "gone" and "https:// address on port 443" in words

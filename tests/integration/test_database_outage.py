@@ -18,6 +18,9 @@ from server.db.migrate import upgrade_blocking
 from server.metrics import REGISTRY
 from server.settings import Settings
 from tests.integration.conftest import create_pg_database, drop_pg_database, off_loop
+from tests.fakemax import fake_max, fake_max_server  # noqa: F401 (fixtures)
+from tests.integration.runtime_app import msg, registration, running, texts
+from tests.integration.runtime_support import REDIS_URL, redis_prefix  # noqa: F401 (fixture)
 from tests.outage_proxy import OutageProxy
 from tests.processes import free_port, wait_answering
 
@@ -88,6 +91,7 @@ def serve(port: int, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BOTFLOW_")}
     env["PYTHONPATH"] = str(ROOT)
+    env["BOTFLOW_SECRET_KEY"] = "outage-test-key"  # a PostgreSQL server refuses to start without one
     env.update(extra)
     return env
 
@@ -123,6 +127,9 @@ def test_a_replica_gives_up_after_the_start_timeout_with_one_clear_line(pg_url: 
     assert server.returncode != 0
     assert f"the database at 127.0.0.1:{proxy.port}/" in output and "did not answer within 2 s" in output, output
     assert "BOTFLOW_START_TIMEOUT" in output
+    # One line says it, not the framework's traceback of a failed start-up.
+    assert "Traceback" not in output and "ExceptionGroup" not in output, output
+    assert "BOTFLOW_DATABASE_URL" in output.strip().splitlines()[-1]
 
 
 @pytest.mark.redis
@@ -142,3 +149,32 @@ async def test_readyz_answers_503_quickly_when_redis_does_not_answer(pg_url: str
             assert ready.status_code == 503
             assert ready.json()["checks"] == {"database": "ok", "redis": "unavailable"}
             redis_proxy.set("forward")
+
+
+async def test_webhooks_go_on_from_the_last_bot_settings_while_postgres_is_down_right_after_a_publish(
+        pg_url: str, proxy: OutageProxy, fake_max, redis_prefix: str, monkeypatch) -> None:  # noqa: F811
+    """A publish drops every cached copy of the bot's settings; with the database gone a moment later,
+    the webhooks are served from the last copy read, and /readyz keeps the replica in the webhooks'
+    balance while it takes it out of the designer's."""
+    monkeypatch.setenv("BOTFLOW_REDIS_PREFIX", redis_prefix)
+    async with running(through(pg_url, proxy), fake_max.url, REDIS_URL) as h:
+        await h.bot("pgdown")
+        await h.publish("pgdown", registration())
+        assert (await h.deliver("pgdown", msg(9101, "/start"))).status_code == 200
+        await h.publish("pgdown", registration())  # invalidates the cached settings on this replica
+        proxy.set("closed")
+        answered = await h.deliver("pgdown", msg(9102, "/start"))
+        assert answered.status_code == 200, answered.text
+        assert (await h.deliver("pgdown", msg(9101, "Иван"))).status_code == 200
+        await fake_max.wait_for(lambda f: texts(f, 9102) and len(texts(f, 9101)) == 2, timeout=10)
+        ready = await h.client.get("/readyz")
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["status"] == "degraded" and ready.json()["checks"]["database"] == "unavailable"
+        assert ready.json()["serves"] == {"webhooks": True, "designer": False}
+        assert (await h.client.get("/readyz", params={"for": "designer"})).status_code == 503
+        refused = await h.client.get("/readyz", params={"for": "everything"})
+        assert refused.status_code == 400 and "webhooks, designer" in refused.json()["message"]
+        proxy.set("forward")
+        deadline = time.monotonic() + 15
+        while (await h.client.get("/readyz", params={"for": "designer"})).status_code != 200:
+            assert time.monotonic() < deadline, "the designer did not come back with the database"

@@ -20,8 +20,13 @@ def http(fake_max: FakeMax):
         yield client
 
 
+def body(text: str | None, **fields: object) -> dict:
+    """A NewMessageBody as the schema requires it (text, attachments and link)."""
+    return {"text": text, "attachments": [], "link": None, **fields}
+
+
 def keyboard(*buttons: dict) -> dict:
-    return {"text": "choose", "attachments": [{"type": "inline_keyboard", "payload": {"buttons": [list(buttons)]}}]}
+    return body("choose", attachments=[{"type": "inline_keyboard", "payload": {"buttons": [list(buttons)]}}])
 
 
 def assert_refused(response: httpx.Response, status: int = 400, code: str = "proto.payload") -> None:
@@ -40,29 +45,29 @@ def test_every_call_needs_a_configured_token(fake_max: FakeMax) -> None:
 
 
 def test_send_answers_like_the_real_api(http: httpx.Client, fake_max: FakeMax) -> None:
-    first = http.post("/messages", params={"user_id": 7}, json={"text": "one"}).json()["message"]
+    first = http.post("/messages", params={"user_id": 7}, json=body("one")).json()["message"]
     second = http.post("/messages", params={"chat_id": -5}, json=keyboard(
         {"type": "callback", "text": "Да", "payload": "yes"})).json()["message"]
     assert first["recipient"]["user_id"] == 7 and second["recipient"]["chat_id"] == -5
     assert first["body"]["text"] == "one" and first["body"]["mid"] != second["body"]["mid"]
     assert second["body"]["attachments"][0]["type"] == "inline_keyboard"
     assert [m["text"] for m in fake_max.sent_messages()] == ["one", "choose"]
-    assert fake_max.sent_messages(user_id=7) == [{"text": "one"}]
+    assert fake_max.sent_messages(user_id=7) == [body("one")]
 
 
 def test_send_needs_a_recipient_and_a_json_object(http: httpx.Client) -> None:
-    assert_refused(http.post("/messages", json={"text": "x"}))
-    assert_refused(http.post("/messages", params={"chat_id": "abc"}, json={"text": "x"}))
+    assert_refused(http.post("/messages", json=body("x")))
+    assert_refused(http.post("/messages", params={"chat_id": "abc"}, json=body("x")))
     assert_refused(http.post("/messages", params={"chat_id": 1}, content=b"{not json"))
     assert_refused(http.post("/messages", params={"chat_id": 1}, json=["text"]))
     assert_refused(http.post("/messages", params={"chat_id": 1}, json={}))
 
 
 def test_text_limit_is_4000_characters(http: httpx.Client) -> None:
-    assert http.post("/messages", params={"chat_id": 1}, json={"text": "я" * 4000}).status_code == 200
-    assert_refused(http.post("/messages", params={"chat_id": 1}, json={"text": "я" * 4001}))
-    assert_refused(http.post("/messages", params={"chat_id": 1}, json={"text": "x", "attachments": {}}))
-    assert_refused(http.post("/messages", params={"chat_id": 1}, json={"text": "x", "format": "bbcode"}))
+    assert http.post("/messages", params={"chat_id": 1}, json=body("я" * 4000)).status_code == 200
+    assert_refused(http.post("/messages", params={"chat_id": 1}, json=body("я" * 4001)))
+    assert_refused(http.post("/messages", params={"chat_id": 1}, json=body("x", attachments={})))
+    assert_refused(http.post("/messages", params={"chat_id": 1}, json=body("x", format="bbcode")))
 
 
 def test_button_limits(http: httpx.Client) -> None:
@@ -80,21 +85,27 @@ def test_button_limits(http: httpx.Client) -> None:
         assert send({"type": kind, "text": "x"}).status_code == 200
     assert send({"type": "link", "text": "x", "url": "https://example.org"}).status_code == 200
     assert_refused(http.post("/messages", params={"chat_id": 1},
-                             json={"text": "x", "attachments": [{"type": "inline_keyboard", "payload": {}}]}))
+                             json=body("x", attachments=[{"type": "inline_keyboard", "payload": {}}])))
 
 
 def test_answers(http: httpx.Client, fake_max: FakeMax) -> None:
-    ok = http.post("/answers", params={"callback_id": "cb-1"}, json={"message": None, "notification": "ok"})
+    ok = http.post("/answers", params={"callback_id": "cb-1"}, json={"notification": "ok"})
     assert ok.json() == {"success": True}
-    assert_refused(http.post("/answers", json={"message": None}))
-    assert_refused(http.post("/answers", params={"callback_id": "cb-2"}, json={"message": {"text": "x" * 4001}}))
+    assert http.post("/answers", params={"callback_id": "cb-4"}, json={}).json() == {"success": True}
+    assert_refused(http.post("/answers", json={"notification": "ok"}))
+    assert_refused(http.post("/answers", params={"callback_id": "cb-5"}, json={"message": None, "notification": "ok"}))
+    assert_refused(http.post("/answers", params={"callback_id": "cb-2"}, json={"message": body("x" * 4001)}))
+    assert_refused(http.post("/answers", params={"callback_id": "cb-6"}, json={"message": {"text": "no link"}}))
     assert_refused(http.post("/answers", params={"callback_id": "cb-3"}, json={"notification": 5}))
-    assert fake_max.answers() == [{"callback_id": "cb-1", "message": None, "notification": "ok"}]
+    assert fake_max.answers() == [{"callback_id": "cb-1", "message": None, "notification": "ok"},
+                                  {"callback_id": "cb-4", "message": None, "notification": None}]
 
 
 def test_subscriptions_check_url_and_secret(http: httpx.Client, fake_max: FakeMax) -> None:
     url = "https://bots.example/hook"
     assert_refused(http.post("/subscriptions", json={"url": "http://bots.example/hook", "secret": "abcde"}))
+    for refused in ("https://bots.example:8443/hook", "https://203.0.113.7/hook", "https://[2001:db8::1]/hook"):
+        assert_refused(http.post("/subscriptions", json={"url": refused, "secret": "abcde"}))
     assert_refused(http.post("/subscriptions", json={"url": url, "secret": "abcd"}))
     assert_refused(http.post("/subscriptions", json={"url": url, "secret": "a" * 257}))
     assert_refused(http.post("/subscriptions", json={"url": url, "secret": "bad secret!"}))
@@ -151,10 +162,10 @@ def test_failures_delays_and_down_mode(http: httpx.Client, fake_max: FakeMax) ->
 
 def test_calls_are_recorded_in_order_without_the_token(http: httpx.Client, fake_max: FakeMax) -> None:
     http.get("/me")
-    http.post("/messages", params={"chat_id": 3}, json={"text": "hi"})
+    http.post("/messages", params={"chat_id": 3}, json=body("hi"))
     calls = fake_max.calls
     assert [(c["method"], c["path"], c["status"]) for c in calls] == [("GET", "/me", 200), ("POST", "/messages", 200)]
-    assert calls[1]["json"] == {"text": "hi"} and calls[1]["query"] == {"chat_id": "3"}
+    assert calls[1]["json"] == body("hi") and calls[1]["query"] == {"chat_id": "3"}
     assert FAKE_TOKEN not in str(calls)
     assert fake_max.counts == {"GET /me 200": 1, "POST /messages 200": 1}
     fake_max.clear()
@@ -164,7 +175,7 @@ def test_calls_are_recorded_in_order_without_the_token(http: httpx.Client, fake_
 def test_only_recent_calls_are_kept_but_counts_cover_all() -> None:
     with FakeMax(tokens={FAKE_TOKEN}, max_calls=3) as fake, httpx.Client(base_url=fake.url, headers=AUTH) as client:
         for chat in range(5):
-            client.post("/messages", params={"chat_id": chat}, json={"text": "x"})
+            client.post("/messages", params={"chat_id": chat}, json=body("x"))
         assert [c["query"]["chat_id"] for c in fake.calls] == ["2", "3", "4"]
         assert client.get(fake.url + "/_fake/counts").json() == {"counts": {"POST /messages 200": 5}}
 
@@ -176,8 +187,8 @@ def test_control_routes_drive_a_standalone_fake(fake_max: FakeMax) -> None:
         assert bot.get("/updates", params={"timeout": 0}).json()["updates"][0]["payload"] == "x"
         control.post("/_fake/fail", json={"n": 1, "status": 500})
         assert bot.get("/me").status_code == 500
-        bot.post("/messages", params={"chat_id": 9}, json={"text": "hello"})
-        assert control.get("/_fake/messages", params={"chat_id": 9}).json() == {"messages": [{"text": "hello"}]}
+        bot.post("/messages", params={"chat_id": 9}, json=body("hello"))
+        assert control.get("/_fake/messages", params={"chat_id": 9}).json() == {"messages": [body("hello")]}
         calls = control.get("/_fake/calls").json()["calls"]
         assert [c["path"] for c in calls] == ["/updates", "/me", "/messages"], "control calls are not recorded"
         assert control.post("/_fake/fail", json={"n": "many"}).status_code == 400
@@ -186,7 +197,7 @@ def test_control_routes_drive_a_standalone_fake(fake_max: FakeMax) -> None:
 
 
 def test_runs_on_its_own_and_prints_its_url() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "server.devtools.fake_max", "--port", "0", "--token", "t0k3n"],
+    proc = subprocess.Popen([sys.executable, "-m", "server.channels.max.fake", "--port", "0", "--token", "t0k3n"],
                             stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()

@@ -6,11 +6,11 @@ import time
 import httpx
 import pytest
 
-from server.runtime.transport import LeanClient, OutcomeUnknown
+from server.channels.transport import LeanClient, OutcomeUnknown
 from tests.fakemax import FAKE_TOKEN, FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
 
 AUTH = {"Authorization": FAKE_TOKEN}
-MESSAGE = {"text": "hi"}
+MESSAGE = {"text": "hi", "attachments": [], "link": None}
 
 
 @pytest.fixture
@@ -82,13 +82,13 @@ async def test_a_cut_after_the_call_took_effect_is_an_unknown_outcome_that_did_h
     fake_max.drop_next(1, "/messages", when="before")
     with pytest.raises(OutcomeUnknown):
         await client.request("POST", fake_max.url + "/messages", params={"chat_id": 5},
-                             content=b'{"text":"lost"}', headers=AUTH)
+                             content=b'{"text":"lost","attachments":[],"link":null}', headers=AUTH)
     fake_max.drop_next(1, "/messages", when="after")
     with pytest.raises(OutcomeUnknown):
         await client.request("POST", fake_max.url + "/messages", params={"chat_id": 5},
-                             content=b'{"text":"delivered"}', headers=AUTH)
+                             content=b'{"text":"delivered","attachments":[],"link":null}', headers=AUTH)
     await client.aclose()
-    assert fake_max.sent_messages(chat_id=5) == [{"text": "delivered"}]
+    assert fake_max.sent_messages(chat_id=5) == [{"text": "delivered", "attachments": [], "link": None}]
     assert [c["json"]["text"] for c in fake_max.hung_up()] == ["delivered"]
 
 
@@ -97,10 +97,10 @@ async def test_a_caller_that_hangs_up_during_a_hold_is_recorded(fake_max: FakeMa
     client = LeanClient(timeout=0.3)
     with pytest.raises(OutcomeUnknown):
         await client.request("POST", fake_max.url + "/messages", params={"chat_id": 6},
-                             content=b'{"text":"slow"}', headers=AUTH)
+                             content=b'{"text":"slow","attachments":[],"link":null}', headers=AUTH)
     fake_max.set_slow(0, "/messages")
     answer = await client.request("POST", fake_max.url + "/messages", params={"chat_id": 6},
-                                  content=b'{"text":"quick"}', headers=AUTH)
+                                  content=b'{"text":"quick","attachments":[],"link":null}', headers=AUTH)
     await client.aclose()
     assert answer.status_code == 200
     await fake_max.wait_for(lambda f: len(f.sent_messages(chat_id=6)) == 2, timeout=5)

@@ -173,7 +173,7 @@ async def test_comparing_two_versions_and_csv(sqlite_url: str, fake_max: FakeMax
                                  headers={"Accept": "text/csv"})
     assert figures(both)["entered ask_name"] == 2 and "entered confirmed" not in figures(both)
     assert both["compare"]["version"] == first and figures(both["compare"])["completed confirmed"] == 1
-    assert csv_answer.status_code == 200 and csv_answer.headers["content-type"].startswith("text/csv")
+    assert csv_answer.status_code == 200 and csv_answer.headers["content-type"] == "text/csv; charset=utf-8"
     rows = csv_answer.text.splitlines()
     assert rows[0].startswith("version,kind,id")
     assert f"{second},state,ask_name,,,2,,0,0,0,0,0,0," in rows

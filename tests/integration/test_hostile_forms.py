@@ -51,8 +51,9 @@ async def test_the_import_of_an_empty_file_says_it_is_empty(app_client, admin_he
 async def post_transition(client, headers, admin_headers, **fields: str):
     await create_flow(client, admin_headers, flow_doc("forms"))
     revision = (await client.get("/api/flows/forms", headers=admin_headers)).headers["etag"].strip('"')
-    form = {"revision": revision, "id": "name_ok", "from": "ask_name", "to": "ask_phone", "on": "input", **fields}
-    return await client.post("/flows/forms/edit/transition/name_ok", data=form, headers=headers)
+    form = {"id": "name_ok", "from": "ask_name", "to": "ask_phone", "on": "input", **fields}
+    return await client.post("/flows/forms/edit/transition/name_ok", data=form,
+                             headers={**headers, "If-Match": f'"{revision}"'})
 
 
 def error_for(html: str, name: str) -> str:
@@ -85,10 +86,11 @@ async def test_a_negative_row_number_never_removes_another_message(app_client, a
     await create_flow(app_client, admin_headers, flow_doc("states"))
     draft = await app_client.get("/api/flows/states", headers=admin_headers)
     state = draft.json()["states"][0]
-    form = {"revision": draft.headers["etag"].strip('"'), "id": state["id"], "_action": "remove_message:-1"}
+    form = {"id": state["id"], "_action": "remove_message:-1"}
     for i, message in enumerate(state.get("say") or []):
         form[f"say[{i}].text"] = message.get("text", "")
-    answer = await app_client.post(f"/flows/states/edit/state/{state['id']}", data=form, headers=headers)
+    answer = await app_client.post(f"/flows/states/edit/state/{state['id']}", data=form,
+                                   headers={**headers, "If-Match": draft.headers["etag"]})
     assert answer.status_code in (200, 422)
     after = (await app_client.get("/api/flows/states", headers=admin_headers)).json()["states"][0]
     assert len(after.get("say") or []) == len(state.get("say") or [])
@@ -116,12 +118,13 @@ async def test_length_bounds_the_wrong_way_round_are_refused_next_to_the_field(a
     await create_flow(app_client, admin_headers, flow_doc("bounds"))
     draft = await app_client.get("/api/flows/bounds", headers=admin_headers)
     state = next(s for s in draft.json()["states"] if (s.get("input") or {}).get("type") == "text")
-    form = {"revision": draft.headers["etag"].strip('"'), "id": state["id"], "title": state.get("title", ""),
+    form = {"id": state["id"], "title": state.get("title", ""),
             "input.type": "text", "input.save_as": state["input"]["save_as"],
             "input.min_length": "5", "input.max_length": "2"}
     for i, message in enumerate(state.get("say") or []):
         form[f"say[{i}].text"] = message.get("text", "")
-    answer = await app_client.post(f"/flows/bounds/edit/state/{state['id']}", data=form, headers=headers)
+    answer = await app_client.post(f"/flows/bounds/edit/state/{state['id']}", data=form,
+                                   headers={**headers, "If-Match": draft.headers["etag"]})
     assert answer.status_code in (200, 422)
     assert "no answer is accepted" in error_for(answer.text, "input.max_length")
     after = (await app_client.get("/api/flows/bounds", headers=admin_headers)).json()

@@ -180,7 +180,7 @@ async def test_a_point_of_a_live_dialog_copied_into_the_sandbox_continues_there(
     point = await get(harness, f"/api/bots/{BOT}/users/5601/timeline/{phone}/state")
     assert point["session"]["state"] == "ask_phone"  # an update entry: the dialog before its turn
     async with harness.app.state.db.session() as s:
-        sandbox_id, version = await sandbox_copy.copy_live(s, point["session"])
+        sandbox_id, version = await sandbox_copy.copy_live(s, point["session"], BOT, "5601")
     assert version == 1
     opened = await get(harness, f"/api/flows/registration/simulate/{sandbox_id}", source="1")
     assert (opened["state"], opened["data"]) == ("ask_phone", {"name": "Иван"})
@@ -192,8 +192,48 @@ async def test_a_point_of_a_live_dialog_copied_into_the_sandbox_continues_there(
     assert (live["state"], live["data"]["phone"]) == ("ask_email", "+79991234567")  # the live dialog is untouched
 
 
+async def test_erasing_a_user_removes_the_sandbox_copies_of_their_dialogs(harness: Harness) -> None:
+    from server.services import sandbox_copy
+
+    copies = {}
+    for user in (5701, 5702):
+        await talk(harness, user, AT_PHONE)
+        timeline = await get(harness, f"/api/bots/{BOT}/users/{user}/timeline")
+        named = next(n for n, e in enumerate(timeline) if e["kind"] == "message" and e["text"] == "Иван")
+        point = await get(harness, f"/api/bots/{BOT}/users/{user}/timeline/{named}/state")
+        async with harness.app.state.db.session() as s:
+            copies[user] = (await sandbox_copy.copy_live(s, point["session"], BOT, str(user)))[0]
+    assert (await harness.api("DELETE", f"/api/bots/{BOT}/users/5701")).status_code == 204
+    gone = await harness.api("GET", f"/api/flows/registration/simulate/{copies[5701]}", params={"source": "1"})
+    assert gone.status_code == 404
+    kept = await harness.api("GET", f"/api/flows/registration/simulate/{copies[5702]}", params={"source": "1"})
+    assert kept.status_code == 200  # another user's copy stays
+    assert "5701" not in copies[5701]  # the copy's id names the user only by a hash
+
+
 async def test_reading_a_sandbox_that_does_not_exist_is_a_404(harness: Harness) -> None:
     answer = await harness.api("GET", "/api/flows/registration/simulate/live-nothing")
     assert answer.status_code == 404 and "live-nothing" in answer.json()["message"]
     answer = await harness.api("GET", "/api/flows/registration/simulate/live-nothing", params={"source": "v1"})
     assert answer.status_code == 422 and "source" in answer.json()["message"]
+
+
+async def test_the_live_page_names_states_by_their_titles_with_the_id_on_hover(harness: Harness) -> None:
+    await known_states(harness)
+    page = (await harness.api("GET", f"/bots/{BOT}/dialogs")).text
+    titles = {st["id"]: st["title"] for st in registration()["states"]}
+    for sid in ("ask_name", "ask_phone", "ask_email"):
+        assert f'title="{sid}">{titles[sid]}</td>' in page, sid
+        assert f'class="mono">{sid}</td>' not in page
+    assert 'title="registration">Регистрация</td>' in page  # the flow by its title too
+    listed = (await harness.api("GET", f"/bots/{BOT}/dialogs", params={"part": "list", "user": "5201"},
+                                headers={"HX-Request": "true"})).text
+    assert f'title="ask_email">{titles["ask_email"]}</td>' in listed
+
+
+async def test_a_transcript_names_states_by_their_titles(harness: Harness) -> None:
+    await known_states(harness)
+    page = (await harness.api("GET", f"/bots/{BOT}/dialogs/5201")).text
+    assert "Now at Email (Регистрация, version 1)." in page  # the flow's title, not its id
+    assert '<span title="ask_phone">Телефон</span>' in page
+    assert '<span class="mono">ask_phone</span>' not in page

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.runtime.stores import Write, new_token
+from server.runtime.stores import TurnCommit, new_token
 from tests.integration.api_helpers import create_flow, flow_doc, freeze
 from tests.integration.runtime_app import running
 from tests.integration.runtime_support import sqlite_url  # noqa: F401
@@ -98,14 +98,14 @@ async def test_a_transcript_says_when_replies_to_the_user_still_wait(sqlite_url)
         assert quiet.status_code == 200 and 'data-testid="replies-waiting"' not in quiet.text
         store = h.runtime.store
         loaded = await store.begin(BOT, "555", token := new_token())
-        await store.commit(BOT, "555", token, Write(None, outbox=[{"id": "x1", "op": "send", "text": "Пока"}],
+        await store.commit(BOT, "555", token, TurnCommit(None, outbox=[{"id": "x1", "op": "send", "text": "Пока"}],
                                                     outbox_lease=60), loaded)
         waiting = await h.api("GET", f"/bots/{BOT}/dialogs/555")
         assert "Some replies to this user are still waiting to be sent" in waiting.text
 
 
 @pytest.mark.parametrize("version, status, words", [
-    ("", 422, "Choose the version to publish."), ("x", 404, "no version"), ("1", 200, "now serves pv version 1"),
+    ("", 422, "Choose the version to publish."), ("x", 404, "no version"), ("1", 200, "now serves Регистрация version 1"),
 ])
 async def test_the_publish_form_publishes_only_the_version_it_names(app_client, admin_headers, editor, version,
                                                                      status, words) -> None:

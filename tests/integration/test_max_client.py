@@ -9,14 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from flows.session import Reply
-from server.runtime.max_client import MaxApiError, MaxClient
-from server.runtime.max_format import message_body
+from flows.dialog import Reply
+from server.channels.max.client import MaxApiError, MaxClient
+from server.channels.max.render import answer_body, message_body, text_body
 from server.db.engine import Database
-from server.runtime.poll import Redeliver, poll, poll_updates
-from server.runtime.ratelimit import RateLimiter
-from server.runtime.subscribe import CliError, subscribe, webhook_url
-from server.runtime.webhook import HANDLED
+from server.channels.max.poll import Redeliver, poll_updates
+from server.poll import poll
+from server.channels.ratelimit import RateLimiter
+from server.channels.max.subscribe import CliError, subscribe, webhook_url
+from server.channels.max.updates import HANDLED
+from server.db.sealed import BOX
 from server.settings import Settings
 from tests.fakemax import FAKE_TOKEN, FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
 
@@ -38,7 +40,7 @@ async def test_send_with_keyboard_reaches_the_api_as_documented(client: MaxClien
         "text": "Согласны?",
         "attachments": [{"type": "inline_keyboard", "payload": {"buttons": [[
             {"type": "callback", "text": "Да", "payload": "yes"},
-            {"type": "link", "text": "Сайт", "url": "https://ex.ru"}]]}}]}]
+            {"type": "link", "text": "Сайт", "url": "https://ex.ru"}]]}}], "link": None}]
     assert answer["message"]["body"]["mid"].startswith("mid.")
     assert answer["message"]["recipient"]["chat_id"] == 472107880
     call = fake_max.calls[-1]
@@ -48,24 +50,21 @@ async def test_send_with_keyboard_reaches_the_api_as_documented(client: MaxClien
 
 async def test_plain_reply_has_no_attachments_and_goes_to_a_user(client: MaxClient, fake_max: FakeMax) -> None:
     await client.send_message(FAKE_TOKEN, user_id=212843158, body=message_body(Reply("Привет")))
-    assert fake_max.sent_messages(user_id=212843158) == [{"text": "Привет"}]
+    assert fake_max.sent_messages(user_id=212843158) == [{"text": "Привет", "attachments": [], "link": None}]
     assert fake_max.sent_messages(chat_id=1) == []
 
 
 async def test_send_needs_exactly_one_recipient(client: MaxClient) -> None:
     with pytest.raises(ValueError):
-        await client.send_message(FAKE_TOKEN, body={"text": "x"})
+        await client.send_message(FAKE_TOKEN, body=text_body("x"))
     with pytest.raises(ValueError):
-        await client.send_message(FAKE_TOKEN, chat_id=1, user_id=2, body={"text": "x"})
+        await client.send_message(FAKE_TOKEN, chat_id=1, user_id=2, body=text_body("x"))
 
 
-async def test_answer_callback_sends_null_message_and_notification(client: MaxClient, fake_max: FakeMax) -> None:
+async def test_answer_callback_sends_only_the_fields_that_are_set(client: MaxClient, fake_max: FakeMax) -> None:
     assert await client.answer_callback(FAKE_TOKEN, "cb-1") == {"success": True}
-    await client.answer_callback(FAKE_TOKEN, "cb-2", notification="Принято")
-    assert fake_max.answers() == [
-        {"callback_id": "cb-1", "message": None, "notification": None},
-        {"callback_id": "cb-2", "message": None, "notification": "Принято"}]
-    assert fake_max.calls[0]["json"] == {"message": None, "notification": None}
+    await client.answer_callback(FAKE_TOKEN, "cb-2", answer_body(notification="Принято"))
+    assert [call["json"] for call in fake_max.calls] == [{}, {"notification": "Принято"}]
 
 
 async def test_subscribe_list_and_unsubscribe(client: MaxClient, fake_max: FakeMax) -> None:
@@ -104,15 +103,15 @@ async def test_updates_limit_and_types(client: MaxClient, fake_max: FakeMax) -> 
 async def test_overload_and_server_errors_are_retryable(client: MaxClient, fake_max: FakeMax, status: int) -> None:
     fake_max.fail_next(1, status=status, path="/messages")
     with pytest.raises(MaxApiError) as info:
-        await client.send_message(FAKE_TOKEN, chat_id=1, body={"text": "x"})
+        await client.send_message(FAKE_TOKEN, chat_id=1, body=text_body("x"))
     assert (info.value.status, info.value.retryable) == (status, True)
-    await client.send_message(FAKE_TOKEN, chat_id=1, body={"text": "x"})
+    await client.send_message(FAKE_TOKEN, chat_id=1, body=text_body("x"))
     assert len(fake_max.sent_messages(chat_id=1)) == 1
 
 
 async def test_bad_request_is_permanent(client: MaxClient) -> None:
     with pytest.raises(MaxApiError) as info:
-        await client.send_message(FAKE_TOKEN, chat_id=1, body={"text": "x" * 4001})
+        await client.send_message(FAKE_TOKEN, chat_id=1, body=text_body("x" * 4001))
     assert (info.value.status, info.value.code, info.value.retryable) == (400, "proto.payload", False)
 
 
@@ -120,7 +119,7 @@ async def test_no_answer_after_the_request_went_out_is_an_unknown_outcome(fake_m
     fake_max.delay_next(1, 2.0)
     async with MaxClient(fake_max.url, timeout=0.3) as client:
         with pytest.raises(MaxApiError) as info:
-            await client.send_message(FAKE_TOKEN, chat_id=1, body={"text": "x"})
+            await client.send_message(FAKE_TOKEN, chat_id=1, body=text_body("x"))
     # MAX may have sent the message: retrying could send it twice.
     assert (info.value.status, info.value.code, info.value.retryable, info.value.unknown) == (
         None, "unknown_outcome", False, True)
@@ -148,7 +147,7 @@ async def test_token_never_appears_in_errors() -> None:
                 try:
                     # The unknown token also gets a 401 on the first round.
                     await client.send_message(SECRET_TOKEN if trouble is None else KNOWN_TOKEN,
-                                              chat_id=1, body={"text": "x"})
+                                              chat_id=1, body=text_body("x"))
                 except MaxApiError as exc:
                     errors.append(exc)
     assert [e.status for e in errors] == [401, 500, None]
@@ -172,7 +171,7 @@ async def test_rate_limit_keeps_each_bot_under_its_rate(fake_max: FakeMax) -> No
     other = "second-bot-token"
     with FakeMax(tokens={FAKE_TOKEN, other}) as fake:
         async with MaxClient(fake.url, rate=rate) as client:
-            await asyncio.gather(*(client.send_message(token, chat_id=i, body={"text": "x"})
+            await asyncio.gather(*(client.send_message(token, chat_id=i, body=text_body("x"))
                                    for i in range(count) for token in (FAKE_TOKEN, other)))
         arrivals = {token: [c["time"] for c in fake.requests("POST", "/messages", token)]
                     for token in (FAKE_TOKEN, other)}
@@ -191,7 +190,7 @@ async def test_calls_in_flight_are_capped_but_long_polls_are_not(fake_max: FakeM
     async with MaxClient(fake_max.url, rate=1000, concurrency=1) as client:
         poll = asyncio.create_task(client.get_updates(FAKE_TOKEN, timeout=10))
         await fake_max.wait_for(lambda f: any(c["path"] == "/updates" for c in f.calls))
-        await asyncio.gather(*(client.send_message(FAKE_TOKEN, chat_id=i, body={"text": "x"}) for i in range(3)))
+        await asyncio.gather(*(client.send_message(FAKE_TOKEN, chat_id=i, body=text_body("x")) for i in range(3)))
         assert not poll.done(), "the sends did not wait for the slot of the pending long poll"
         fake_max.push_update({"update_type": "bot_started"})
         assert len((await poll)["updates"]) == 1
@@ -214,6 +213,22 @@ async def test_rate_limiter_serves_waiters_in_arrival_order() -> None:
     await asyncio.gather(*backlog)
     assert [label for label in order if label != "other"] == [str(i) for i in range(30)]
     assert order.index("other") < 5, "an idle bot is not queued behind a busy one"
+
+
+async def test_a_failing_shared_schedule_leaves_the_rate_to_the_process() -> None:
+    class Down:
+        asked = 0
+
+        async def run(self, *_args: object) -> None:
+            Down.asked += 1
+            raise ConnectionError("redis is down")
+
+    limiter = RateLimiter(20, redis=Down(), prefix="rate:")
+    started = time.monotonic()
+    for _ in range(3):
+        await limiter.acquire("bot")
+    assert Down.asked == 3, "each call asks the shared schedule first"
+    assert time.monotonic() - started >= 0.09, "3 calls at 20/s: the process's bucket spaced them 50 ms apart"
 
 
 async def test_poll_delivers_in_order_retries_and_asks_only_for_handled_types(fake_max: FakeMax) -> None:
@@ -243,6 +258,7 @@ async def test_subscribe_uses_the_stored_secret(fake_max: FakeMax, tmp_path) -> 
     from server.db.models import BotRow
 
     settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/bots.db", max_api_url=fake_max.url)
+    BOX.configure_from(settings)  # as settings_or_exit does for the command line: its secrets are sealed
     db = Database(settings.database_url)
     async with db.engine.begin() as conn:
         await conn.run_sync(metadata.create_all)
@@ -260,9 +276,20 @@ async def test_subscribe_uses_the_stored_secret(fake_max: FakeMax, tmp_path) -> 
         await subscribe(settings, "bare", "https://bots.example")
     with pytest.raises(CliError):
         await subscribe(settings, "nobody", "https://bots.example")
-    with pytest.raises(CliError):
-        webhook_url("http://bots.example", "shop")
     assert webhook_url("https://proxy.example/in/shop", "shop") == "https://proxy.example/in/shop"
+    assert webhook_url("https://bots.example:443/", "shop") == "https://bots.example:443/webhooks/max/shop"
+
+
+@pytest.mark.parametrize(("url", "why"), [
+    ("http://bots.example", "it is not an https:// address"),
+    ("https://bots.example:8443", "it uses port 8443"),
+    ("https://203.0.113.7", "it names an IP address"),
+    ("https://[2001:db8::1]/hook", "it names an IP address"),
+])
+def test_subscribe_refuses_an_address_max_refuses_saying_what_max_needs(url: str, why: str) -> None:
+    with pytest.raises(CliError) as refused:
+        webhook_url(url, "shop")
+    assert why in str(refused.value) and "https:// address on port 443 at a host name" in str(refused.value)
 
 
 async def test_poll_runs_updates_through_the_app_until_stopped(fake_max: FakeMax, tmp_path) -> None:
@@ -271,6 +298,7 @@ async def test_poll_runs_updates_through_the_app_until_stopped(fake_max: FakeMax
 
     document = (Path(__file__).resolve().parents[2] / "examples" / "registration.json").read_text("utf-8")
     settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/poll.db", max_api_url=fake_max.url)
+    BOX.configure_from(settings)  # as settings_or_exit does for the command line: its secrets are sealed
     await upgrade(settings.database_url)
     db = Database(settings.database_url)
     async with db.session() as session:
@@ -296,7 +324,7 @@ async def test_poll_runs_updates_through_the_app_until_stopped(fake_max: FakeMax
 
 
 def test_error_answers_are_judged_by_their_code_first() -> None:
-    from server.runtime.max_client import retryable
+    from server.channels.max.client import retryable
 
     assert retryable(400, "attachment.not.ready")  # MAX is still processing an upload: try again
     assert not retryable(503, "verify.token")  # a bad token stays bad whatever the status
@@ -323,7 +351,7 @@ async def test_request_buttons_become_max_request_contact_and_geo_location(clien
     (b'not json at all', "bad.response"),
 ], ids=["sent", "not-success", "not-an-object", "not-json"])
 async def test_a_send_whose_answer_is_not_read_is_still_checked(body: bytes, outcome: object) -> None:
-    from server.runtime.transport import LeanClient
+    from server.channels.transport import LeanClient
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
@@ -350,14 +378,14 @@ async def test_a_send_whose_answer_is_not_read_is_still_checked(body: bytes, out
 
 @pytest.mark.parametrize("lean", [False, True], ids=["httpx", "lean"])
 async def test_a_429_carries_maxs_retry_after_to_the_sender(fake_max: FakeMax, lean: bool) -> None:  # noqa: F811
-    from server.runtime.transport import LeanClient
+    from server.channels.transport import LeanClient
 
     fake_max.fail_next(1, 429, "/messages", retry_after=7)
     lean_client = LeanClient(timeout=5) if lean else None
     client = MaxClient(fake_max.url, rate=None, client=lean_client)  # type: ignore[arg-type]
     try:
         with pytest.raises(MaxApiError) as refused:
-            await client.send_message(FAKE_TOKEN, chat_id=3, body={"text": "x"}, answer=False)
+            await client.send_message(FAKE_TOKEN, chat_id=3, body=text_body("x"), answer=False)
     finally:
         await client.aclose()
         if lean_client is not None:
@@ -368,6 +396,20 @@ async def test_a_429_carries_maxs_retry_after_to_the_sender(fake_max: FakeMax, l
 @pytest.mark.parametrize("header,seconds", [("7", 7.0), ("0.5", 0.5), (None, None), ("nan", None), ("inf", None),
                                             ("-3", None), ("Wed, 21 Oct 2026 07:28:00 GMT", None), ("1e9", 3600.0)])
 def test_retry_after_is_read_as_bounded_seconds(header: str | None, seconds: float | None) -> None:
-    from server.runtime.max_client import _retry_after
+    from server.channels.max.client import _retry_after
 
     assert _retry_after(header) == seconds
+
+
+async def test_the_bot_form_does_not_ask_max_to_deliver_to_an_address_it_refuses(fake_max: FakeMax) -> None:
+    from server.db.models import BotRow
+    from server.services.bots import subscribe_webhook
+
+    row = BotRow(id="shop", title="shop", token=FAKE_TOKEN, webhook_secret="hook_secret-1")
+    for public in ("http://bots.example", "https://bots.example:8443", "https://198.51.100.4"):
+        answer = await subscribe_webhook(Settings(max_api_url=fake_max.url, public_url=public), row)
+        assert answer is not None and answer["refused"] and not answer["subscribed"]
+        assert "https:// address on port 443 at a host name" in answer["error"]
+    assert fake_max.requests("POST", "/subscriptions") == []
+    taken = await subscribe_webhook(Settings(max_api_url=fake_max.url, public_url="https://bots.example"), row)
+    assert taken == {"url": "https://bots.example/webhooks/max/shop", "subscribed": True}

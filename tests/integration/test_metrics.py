@@ -1,6 +1,8 @@
 """GET /metrics: Prometheus text from the shared registry, the optional token, sampled dialogs, webhooks."""
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -44,6 +46,11 @@ async def test_running_dialogs_are_sampled_per_bot_and_version(harness: Harness,
     await fake_max.wait_for(lambda f: all(texts(f, u) for u in (1, 2, 3)))
     found = samples((await harness.client.get("/metrics")).text)
     assert found[("botflow_dialogs", (("bot", BOT), ("version", "1")))] == 3
+    for _ in range(100):  # sent replies leave the queue with the next batched acknowledgement
+        if found[("botflow_outbox_depth", ())] == 0:
+            break
+        await asyncio.sleep(0.05)
+        found = samples((await harness.client.get("/metrics")).text)
     assert found[("botflow_outbox_depth", ())] == 0
 
 

@@ -102,10 +102,11 @@ async def test_a_form_answer_carries_the_stored_draft_and_the_issues(app_client:
     revision = await new_flow(app_client, admin_headers, "answered")
     form = await app_client.get("/flows/answered/edit/state/ask_phone", headers={**admin_headers, "HX-Request": "true"})
     fields = form_of(form.text)
-    fields.update(title=["Телефон клиента"], final=["on"], revision=[revision])
+    fields.update(title=["Телефон клиента"], final=["on"])
     csrf = app_client.cookies.get("csrftoken", "")
     answer = await app_client.post("/flows/answered/edit/state/ask_phone", data=fields,
-                                   headers={**admin_headers, "HX-Request": "true", "X-CSRFToken": csrf})
+                                   headers={**admin_headers, "HX-Request": "true", "X-CSRFToken": csrf,
+                                            "If-Match": f'"{revision}"'})
     assert answer.status_code == 200, answer.text
     new_revision = answer.headers["X-Botflow-Revision"]
     assert new_revision != revision and "X-Botflow-Rejected" not in answer.headers
@@ -123,11 +124,11 @@ async def test_a_refused_form_is_marked_and_saves_nothing(app_client: AsyncTestC
     form = await app_client.get("/flows/refused/edit/transition/pdn_yes_button",
                                 headers={**admin_headers, "HX-Request": "true"})
     fields = form_of(form.text)
-    fields.update(payload=[""], revision=[revision])
+    fields.update(payload=[""])
     csrf = app_client.cookies.get("csrftoken", "")
     answer = await app_client.post("/flows/refused/edit/transition/pdn_yes_button", data=fields,
                                    headers={**admin_headers, "HX-Request": "true", "X-CSRFToken": csrf,
-                                            "Accept-Language": "ru"})
+                                            "Accept-Language": "ru", "If-Match": f'"{revision}"'})
     assert answer.status_code == 200
     assert answer.headers["X-Botflow-Rejected"] == "1" and "X-Botflow-Revision" not in answer.headers
     assert 'aria-invalid="true"' in answer.text and 'data-error-for="payload"' in answer.text
@@ -199,19 +200,20 @@ async def test_refusals_of_the_versions_page_speak_russian(app_client: AsyncTest
 async def test_the_loaders_complaints_in_forms_speak_russian(app_client: AsyncTestClient,
                                                              admin_headers: dict[str, str]) -> None:
     revision = await new_flow(app_client, admin_headers, "loaderru")
-    ru = {**admin_headers, "HX-Request": "true", "Accept-Language": "ru"}
+    ru = {**admin_headers, "HX-Request": "true", "Accept-Language": "ru", "If-Match": f'"{revision}"'}
     form = form_of((await app_client.get("/flows/loaderru/edit/settings", headers=ru)).text)
     csrf = app_client.cookies.get("csrftoken", "")
-    posted = {**form, "revision": [revision], "settings.session_ttl": ["99999999"]}
+    posted = {**form, "settings.session_ttl": ["99999999"],
+              "settings.session_ttl.unit": ["s"]}
     answer = await app_client.post("/flows/loaderru/edit/settings", data=posted, headers={**ru, "X-CSRFToken": csrf})
     assert answer.headers["X-Botflow-Rejected"] == "1"
     assert "не больше года (31 536 000 секунд)" in answer.text and "seconds (a year)" not in answer.text
-    posted = {**form, "revision": [revision], "settings.session_ttl": ["100"], "settings.reminder.enabled": ["on"],
-              "settings.reminder.after": ["200"], "settings.reminder.text": ["Вы здесь?"]}
+    posted = {**form, "settings.session_ttl": ["100"], "settings.reminder.enabled": ["on"],
+              "settings.session_ttl.unit": ["s"], "settings.reminder.after.unit": ["s"], "settings.reminder.after": ["200"], "settings.reminder.text": ["Вы здесь?"]}
     answer = await app_client.post("/flows/loaderru/edit/settings", data=posted, headers={**ru, "X-CSRFToken": csrf})
     assert "напоминание (через 200 с) должно прийти раньше, чем диалог истечёт (через 100 с)" in unescape(answer.text)
     state = form_of((await app_client.get("/flows/loaderru/edit/state/ask_name", headers=ru)).text)
-    posted = {**state, "revision": [revision], "input.save_as": ["1 имя"]}
+    posted = {**state, "input.save_as": ["1 имя"]}
     answer = await app_client.post("/flows/loaderru/edit/state/ask_name", data=posted,
                                    headers={**ru, "X-CSRFToken": csrf})
     assert "«1 имя» не годится как имя поля" in unescape(answer.text) and "data key" not in answer.text
@@ -226,3 +228,25 @@ async def test_the_save_as_example_fits_the_input(app_client: AsyncTestClient, a
         form = (await app_client.get(f"/flows/examples/edit/state/{state}", headers=headers)).text
         field = next(line for line in form.splitlines() if 'name="input.save_as"' in line)
         assert f'placeholder="{example}"' in field, (state, field)
+
+
+async def test_the_state_panel_chooses_what_a_press_does_to_its_buttons(app_client: AsyncTestClient,
+                                                                       admin_headers: dict[str, str]) -> None:
+    revision = await new_flow(app_client, admin_headers, "pressed")
+    headers = {**admin_headers, "HX-Request": "true", "Accept-Language": "ru"}
+    form = await app_client.get("/flows/pressed/edit/state/ask_pdn", headers=headers)
+    assert "Когда нажата кнопка" in form.text and "заменить кнопки текстом нажатой" in form.text
+    fields = form_of(form.text)
+    assert fields["after_press"] == ["keep"]
+    fields.update(after_press=["replace"])
+    csrf = app_client.cookies.get("csrftoken", "")
+    answer = await app_client.post("/flows/pressed/edit/state/ask_pdn", data=fields,
+                                   headers={**headers, "X-CSRFToken": csrf, "If-Match": f'"{revision}"'})
+    assert answer.status_code == 200 and "X-Botflow-Rejected" not in answer.headers, answer.text
+    stored = (await app_client.get("/api/flows/pressed", headers=admin_headers)).json()
+    assert [s.get("after_press") for s in stored["states"] if s["id"] == "ask_pdn"] == ["replace"]
+    fields.update(after_press=["explode"])
+    refused = await app_client.post("/flows/pressed/edit/state/ask_pdn", data=fields,
+                                    headers={**headers, "X-CSRFToken": csrf,
+                                             "If-Match": f'"{answer.headers["X-Botflow-Revision"]}"'})
+    assert "Выберите, что нажатая кнопка делает со своим сообщением." in refused.text

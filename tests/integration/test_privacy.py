@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from server.runtime.retention import Retention
-from server.runtime.stores.base import Write
+from server.runtime.stores.base import TurnCommit
 from server.runtime.stores.redis import RedisStore
 from tests.fakemax import FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
 from tests.integration.privacy_support import leftovers
@@ -139,9 +139,9 @@ async def test_erasure_waits_for_a_turn_in_flight_and_removes_its_write(harness:
         erasing = asyncio.create_task(harness.api("DELETE", f"/api/bots/{BOT}/users/701"))
         done, _ = await asyncio.wait({erasing}, timeout=0.3)
         assert not done, "erasure must wait for the user's turn in flight"
-        stored = dict(turn.loaded.session)
+        stored = dict(turn.loaded.dialog)
         stored["data"] = {"phone": "+79161234567"}
-        await dispatcher.commit(turn, Write(stored, timeline={"t": time.time(), "e": [["event", None, None, "x"]],
+        await dispatcher.commit(turn, TurnCommit(stored, timeline={"t": time.time(), "e": [["event", None, None, "x"]],
                                                               "s": None}))
     assert (await erasing).status_code == 204
     assert await leftovers(harness.runtime.store, BOT, "701") == []

@@ -8,7 +8,7 @@ import pytest
 from redis.asyncio import Redis
 
 from server.runtime.funnel_counts import Counts, group
-from server.runtime.stores import OK, Write, new_token
+from server.runtime.stores import OK, TurnCommit, new_token
 from server.runtime.stores.redis import RedisStore
 from tests.integration.runtime_support import REDIS_URL, redis_prefix  # noqa: F401
 
@@ -21,7 +21,7 @@ class Clock:
         return self.now
 
 
-async def save(store: RedisStore, user: str, write: Write) -> None:
+async def save(store: RedisStore, user: str, write: TurnCommit) -> None:
     token = new_token()
     loaded = await store.begin("bot", user, token)
     assert loaded.status == OK
@@ -46,8 +46,8 @@ async def test_the_timer_pass_counts_an_expired_dialog_without_a_sweep(made: tup
     store, raw, clock = made
     now = clock.now
     dialog = {"flow": "f", "version": 1, "state": "ask"}
-    await save(store, "1", Write(dialog, ttl=600, counts=Counts([(group("f", 1, now), "e:ask")])))
-    await save(store, "2", Write(dialog, ttl=600, timer_due=now + 30, counts=Counts([])))
+    await save(store, "1", TurnCommit(dialog, ttl=600, counts=Counts([(group("f", 1, now), "e:ask")])))
+    await save(store, "2", TurnCommit(dialog, ttl=600, timer_due=now + 30, counts=Counts([])))
     # One entry per dialog: at its expiry, or at its timer when that comes first.
     assert await raw.zscore(store.keys.timers, "bot|1") == now + 600 + 0.25
     assert await raw.zscore(store.keys.timers, "bot|2") == now + 30
@@ -68,7 +68,7 @@ async def test_the_sweep_folds_in_the_expiry_zset_of_earlier_releases(made: tupl
     # and one for a dialog still running whose timer comes later.
     await raw.zadd(store.keys.legacy_expiry, {"bot|7": now - 10, "bot|8": now + 100})
     await raw.hset(store.keys.expiry_info, mapping={"bot|7": "f|1\task", "bot|8": "f|1\twait"})
-    await save(store, "8", Write({"flow": "f", "version": 1, "state": "wait"}, ttl=600, timer_due=now + 500))
+    await save(store, "8", TurnCommit({"flow": "f", "version": 1, "state": "wait"}, ttl=600, timer_due=now + 500))
     await store.sweep(now)
     assert await raw.exists(store.keys.legacy_expiry) == 0
     assert await store.funnel("bot", "f", "1", hours(now)) == {"x:ask": 1}

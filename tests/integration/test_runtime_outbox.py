@@ -11,11 +11,12 @@ from server import metrics
 from server.runtime.catalog import BotInfo, Catalog
 from server.runtime.dispatch import REPLY_WAIT
 from server.runtime.gauges import sample_gauges
-from server.runtime.max_client import MaxApiError, MaxClient
-from server.runtime.outbox import LEASE, MaxSender, Outbox
+from server.channels.max.client import MaxApiError, MaxClient
+from server.channels.max.sender import MaxSender
+from server.runtime.outbox import LEASE, Outbox
 from server.runtime.keys import Keys, member
-from server.runtime.ratelimit import RateLimiter, SharedRateLimiter
-from server.runtime.stores import Write, new_token
+from server.channels.ratelimit import RateLimiter
+from server.runtime.stores import TurnCommit, new_token
 from server.runtime.stores.base import LOCK_MS, StoreUnavailable
 from server.runtime.stores.memory import MemoryStore
 from server.runtime.stores.redis import RedisStore
@@ -82,11 +83,11 @@ async def test_an_unexpected_failure_acknowledging_sends_keeps_the_acks_and_the_
         store = h.runtime.store
         real, failures = store.outbox_acks, []
 
-        async def once_broken(acks):
+        async def once_broken(acks, *rest):
             if not failures:
                 failures.append(acks)
                 raise RuntimeError("an error no store should raise")
-            return await real(acks)
+            return await real(acks, *rest)
 
         monkeypatch.setattr(store, "outbox_acks", once_broken)
         assert (await h.deliver(BOT, msg(7003, "/start"))).status_code == 200
@@ -133,7 +134,7 @@ async def test_replies_committed_by_a_replica_that_died_are_sent_by_another(
         dead = RedisStore(REDIS_URL, prefix=redis_prefix)
         token = new_token()
         loaded = await dead.begin(BOT, "7003", token)
-        write = Write(None, outbox=[reply(7003, "first"), reply(7003, "second")], outbox_lease=LEASE)
+        write = TurnCommit(None, outbox=[reply(7003, "first"), reply(7003, "second")], outbox_lease=LEASE)
         assert await dead.commit(BOT, "7003", token, write, loaded) is not None
         await dead.close()
         before = unknown_outcomes(BOT)
@@ -236,7 +237,7 @@ async def test_a_send_with_an_unknown_outcome_is_counted_and_not_repeated(fake_m
         token = new_token()
         loaded = await store.begin(bot.id, "7005", token)
         items = [reply(7005, "slow"), reply(7005, "next")]
-        first = await store.commit(bot.id, "7005", token, Write(None, outbox=items), loaded)
+        first = await store.commit(bot.id, "7005", token, TurnCommit(None, outbox=items), loaded)
         fake_max.delay_next(1, 1.0, "/messages")  # MAX answers after the client stopped waiting
         before = unknown_outcomes(bot.id)
         await outbox.start(bot, "7005", token, first, wait=5)
@@ -266,14 +267,14 @@ async def test_hostile_bodies_get_a_400_never_a_500(sqlite_url: str, fake_max: F
 async def test_the_store_and_the_limiter_reserve_slots_on_one_schedule_per_bot(redis_prefix: str) -> None:  # noqa: F811
     rate = 10  # a slot every 100 ms
     store = RedisStore(REDIS_URL, prefix=redis_prefix, send_rate=rate)
-    limiter = SharedRateLimiter(store.client, Keys(redis_prefix).rate, rate)
+    limiter = RateLimiter(rate, redis=store.client, prefix=Keys(redis_prefix).rate)
     try:
         waits = []
         for user in ("1", "2", "3"):
             token = new_token()
             loaded = await store.begin("ratebot", user, token)
             asked = time.monotonic()
-            first = await store.commit("ratebot", user, token, Write(None, outbox=[reply(int(user), "x")]), loaded)
+            first = await store.commit("ratebot", user, token, TurnCommit(None, outbox=[reply(int(user), "x")]), loaded)
             waits.append(round(first.slot_at - asked, 3))
         started = time.monotonic()
         await limiter.acquire("ratebot")  # the fourth slot of the same schedule
@@ -308,7 +309,7 @@ async def test_gauges_and_webhook_counts_reach_the_registry(sqlite_url: str, fak
 async def _queue(store: MemoryStore, bot: BotInfo, user: int, texts_: list[str]):
     token = new_token()
     loaded = await store.begin(bot.id, str(user), token)
-    return token, await store.commit(bot.id, str(user), token, Write(None, outbox=[reply(user, t) for t in texts_]),
+    return token, await store.commit(bot.id, str(user), token, TurnCommit(None, outbox=[reply(user, t) for t in texts_]),
                                      loaded)
 
 

@@ -5,10 +5,10 @@ import asyncio
 
 import pytest
 
-from flows.session import Reply
-from server.runtime.max_client import MaxApiError, MaxClient
-from server.runtime.max_format import message_body
-from server.runtime.transport import LeanClient, make_client
+from flows.dialog import Reply
+from server.channels.max.client import MaxApiError, MaxClient
+from server.channels.max.render import message_body, text_body
+from server.channels.transport import LeanClient, make_client
 from tests.fakemax import FAKE_TOKEN, FakeMax, fake_max, fake_max_server  # noqa: F401 (fixtures)
 
 
@@ -22,20 +22,20 @@ async def test_max_calls_go_through_and_errors_keep_their_meaning(fake_max: Fake
         assert await client.answer_callback(FAKE_TOKEN, "cb-9") == {"success": True}
         assert fake_max.sent_messages(chat_id=77)[0]["attachments"][0]["payload"]["buttons"][0][0]["payload"] == "yes"
         with pytest.raises(MaxApiError) as refused:
-            await client.send_message("wrong-token", chat_id=77, body={"text": "x"})
+            await client.send_message("wrong-token", chat_id=77, body=text_body("x"))
         assert refused.value.status == 401 and not refused.value.retryable
         fake_max.fail_next(1, 503)
         with pytest.raises(MaxApiError) as busy:
-            await client.send_message(FAKE_TOKEN, chat_id=77, body={"text": "x"})
+            await client.send_message(FAKE_TOKEN, chat_id=77, body=text_body("x"))
         assert busy.value.retryable
-        sent = await asyncio.gather(*(client.send_message(FAKE_TOKEN, chat_id=78, body={"text": str(n)})
+        sent = await asyncio.gather(*(client.send_message(FAKE_TOKEN, chat_id=78, body=text_body(str(n)))
                                       for n in range(40)))
         assert len(sent) == 40 and len(fake_max.sent_messages(chat_id=78)) == 40
     finally:
         await lean.aclose()
     down = MaxClient("http://127.0.0.1:1", rate=1000, client=LeanClient(timeout=2))  # type: ignore[arg-type]
     with pytest.raises(MaxApiError) as unreachable:
-        await down.send_message(FAKE_TOKEN, chat_id=1, body={"text": "x"})
+        await down.send_message(FAKE_TOKEN, chat_id=1, body=text_body("x"))
     assert unreachable.value.retryable
 
 

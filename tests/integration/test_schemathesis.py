@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from server.devtools.fake_max import FakeMax
+from server.channels.max.fake import FakeMax
 from tests.processes import free_port, stop, wait_answering
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -74,3 +74,17 @@ async def test_hsts_behind_https(make_app):
     async with AsyncTestClient(app=make_app(public_url="https://bots.example.com")) as client:
         assert_page_headers(await client.get("/login"), https=True)
         assert_page_headers(await client.get("/healthz"), https=True)
+
+
+async def test_a_scripts_not_modified_answer_keeps_the_policy_a_worker_needs(app_client):
+    """The browser puts a 304's headers on its kept copy: the layout worker started again from that copy must
+    still be allowed to load its scripts (the no-script policy of other files once stopped it)."""
+    first = await app_client.get("/static/js/editor/layout-worker.js")
+    assert first.status_code == 200
+    again = await app_client.get("/static/js/editor/layout-worker.js", headers={"If-None-Match": first.headers["etag"]})
+    assert again.status_code == 304
+    assert again.headers["content-security-policy"] == first.headers["content-security-policy"]
+    assert "script-src 'self'" in again.headers["content-security-policy"]
+    css = await app_client.get("/static/css/app.css")
+    kept = await app_client.get("/static/css/app.css", headers={"If-None-Match": css.headers["etag"]})
+    assert kept.status_code == 304 and "sandbox" in kept.headers["content-security-policy"]

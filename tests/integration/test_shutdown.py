@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from server.devtools.fake_max import FakeMax
+from server.channels.max.fake import FakeMax
 from tests.integration.runtime_app import msg
 from tests.processes import free_port, wait_answering
 

@@ -67,3 +67,38 @@ async def test_bot_added_without_a_user_is_accepted(app) -> None:
         answer = await client.post(f"/webhooks/max/{BOT}", headers={"X-Max-Bot-Api-Secret": SECRET},
                                    json={"update_type": "bot_added", "timestamp": 1785182044286, "chat_id": 5})
     assert answer.status_code == 200
+
+
+async def test_without_a_public_address_the_page_learns_when_max_no_longer_lists_the_webhook(
+        fake_max: FakeMax, sqlite_url: str) -> None:  # noqa: F811
+    elsewhere = f"https://tunnel.example/webhooks/max/{BOT}"
+    application = create_app(Settings(database_url=sqlite_url, max_api_url=fake_max.url, subscription_check=0.2,
+                                      secret_key="watchdog-test", max_rate=1000))
+    async with lifespan(application):
+        async with application.state.db.session() as session:
+            session.add(BotRow(id=BOT, title=BOT, token=FAKE_TOKEN, webhook_secret=SECRET))
+            await session.commit()
+        async with httpx.AsyncClient(base_url=fake_max.url, headers={"Authorization": FAKE_TOKEN}) as client:
+            subscribed = await client.post("/subscriptions", json={"url": elsewhere, "secret": SECRET})
+            assert subscribed.status_code == 200
+            watchdog = application.state.watchdog
+            await fake_max.wait_for(lambda f: (h := watchdog.health.get(BOT)) is not None and h.up, timeout=5)
+            assert watchdog.health[BOT].url == elsewhere
+            await client.delete("/subscriptions", params={"url": elsewhere})
+        await fake_max.wait_for(lambda f: watchdog.health[BOT].missing, timeout=5)
+        assert urls(fake_max) == [], "without a public address nothing is subscribed behind the operator's back"
+
+
+async def test_a_public_address_max_refuses_is_never_sent_and_is_said(fake_max: FakeMax,  # noqa: F811
+                                                                       sqlite_url: str) -> None:  # noqa: F811
+    application = create_app(Settings(database_url=sqlite_url, max_api_url=fake_max.url,
+                                      public_url="http://203.0.113.9:8000", subscription_check=0.2,
+                                      secret_key="watchdog-test", max_rate=1000))
+    async with lifespan(application):
+        async with application.state.db.session() as session:
+            session.add(BotRow(id=BOT, title=BOT, token=FAKE_TOKEN, webhook_secret=SECRET))
+            await session.commit()
+        watchdog = application.state.watchdog
+        await fake_max.wait_for(lambda f: (h := watchdog.health.get(BOT)) is not None and h.refused, timeout=5)
+    assert fake_max.requests("POST", "/subscriptions") == []
+    assert "port 443" in (watchdog.health[BOT].error or "")

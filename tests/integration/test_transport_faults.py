@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 
-from server.runtime.transport import AnswerTimeout, LeanClient, OutcomeUnknown, UnsafeRequest
+from server.channels.transport import AnswerTimeout, LeanClient, OutcomeUnknown, UnsafeRequest
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 Handler = Callable[[int, bytes, asyncio.StreamWriter], Awaitable[bool]]

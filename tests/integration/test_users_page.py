@@ -203,7 +203,7 @@ async def test_a_form_past_the_body_limit_is_refused_in_the_page_not_as_json(mak
         form = {**huge, "_csrf_token": client.cookies.get("csrftoken")}
         plain = await client.post(f"/users/{me}/password", data=form, headers={"Accept": "text/html"})
         assert plain.status_code == 413 and "<html" in plain.text and "more than the 4 kB a form may send" in plain.text
-        api = await client.post("/api/flows", content=b"{" + b" " * 10_000 + b"}", headers={
+        api = await client.post("/api/users", content=b"{" + b" " * 10_000 + b"}", headers={
             **admin_headers, "Content-Type": "application/json"})
         assert api.status_code == 413 and api.json()["error"] == "body_too_large"
 

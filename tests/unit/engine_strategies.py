@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from flows.engine import step
 from flows.load import load
 from flows.model import Flow
-from flows.session import Session, StepResult, Update
+from flows.dialog import Dialog, StepResult, Update
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -31,19 +31,19 @@ def flow_of(states: list[dict[str, Any]], transitions: list[dict[str, Any]] | No
     return load(doc)
 
 
-class Dialog:
+class Talk:
     """Drives one user's dialog through step(), keeping the session and a clock."""
 
     def __init__(self, flow: Flow, now: float = 1000.0, latest: Flow | None = None) -> None:
         self.flow = flow
         self.latest = latest
-        self.session: Session | None = None
+        self.dialog: Dialog | None = None
         self.now = now
         self.last: StepResult | None = None
 
     def running_on(self) -> Flow:
         """The flow version the current dialog runs on (the given flow when there is none)."""
-        s = self.session
+        s = self.dialog
         if s is not None and self.latest is not None and (s.flow, s.version) == (self.latest.id, self.latest.version):
             return self.latest
         return self.flow
@@ -53,13 +53,13 @@ class Dialog:
         if isinstance(update, str):
             update = Update.message(update)
         self.now += wait
-        before = self.session
+        before = self.dialog
         snapshot = before.to_dict() if before is not None else None
         result = step(self.running_on(), before, update, self.now, latest=self.latest)
         # step() is pure: the session it was given never changes.
         if before is not None:
             assert before.to_dict() == snapshot
-        self.session = result.session
+        self.dialog = result.dialog
         self.last = result
         return result
 
@@ -70,12 +70,12 @@ class Dialog:
     @property
     def state(self) -> str | None:
         """The current state id, or None without a dialog."""
-        return self.session.state if self.session else None
+        return self.dialog.state if self.dialog else None
 
     @property
     def data(self) -> dict[str, Any]:
         """The collected data ({} without a dialog)."""
-        return self.session.data if self.session else {}
+        return self.dialog.data if self.dialog else {}
 
 
 def texts(result: StepResult) -> list[str]:

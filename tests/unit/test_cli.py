@@ -108,7 +108,7 @@ def test_json_output_maps_each_path_to_its_result(dead_end: Path, bad_format: Pa
     broken = out[str(dead_end)]
     assert broken["ok"] is False and set(broken) == {"ok", "issues"}
     assert {"dead_end", "no_path_to_final", "unreachable_state"} <= {i["code"] for i in broken["issues"]}
-    assert all(set(i) == {"code", "severity", "message", "states", "transitions"} for i in broken["issues"])
+    assert all(set(i) == {"code", "severity", "message", "states", "transitions", "params"} for i in broken["issues"])
     malformed = out[str(bad_format)]
     assert malformed["ok"] is False and isinstance(malformed["error"], str)
     assert [d["path"] for d in malformed["details"]] == ["states[1].input.type", "transitions[0].on"]
@@ -192,3 +192,10 @@ def test_offline_commands_never_import_the_server() -> None:
                           encoding="utf-8", timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "[]"
+
+
+def test_version_prints_the_installed_release(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"botflow {version('botflow')}"

@@ -13,7 +13,7 @@ REGISTRATION = {
     "flow": "registration", "version": 1, "state": "ask_phone", "data": {"name": "Иван"},
     "history": ["ask_name"], "attempts": 0, "started_at": 1796145674.7631946, "updated_at": 1796145674.7646031,
     "entered_at": 1796145674.7646031, "reminded": False, "timeout_held": False, "chat_id": 1234,
-    "due": 1796146574.7646031,
+    "due": 1796146574.7646031, "turn": 2,
 }
 
 values = st.recursive(
@@ -63,9 +63,24 @@ def test_a_gap_between_fields_stays_a_gap_in_a_full_length_array() -> None:
     assert dialog_codec.decode(dialog_codec.encode(odd)) == odd
 
 
+def test_a_dialog_written_before_the_turn_counter_reads_without_one() -> None:
+    before = {k: v for k, v in REGISTRATION.items() if k != "turn"}
+    written = msgspec.msgpack.encode([before[name] for name in dialog_codec.FIELDS[:-1]])
+    assert dialog_codec.decode(written) == before
+
+
 def test_as_many_keys_as_fields_but_one_of_its_own_keeps_them_all() -> None:
-    # Thirteen keys, one not a field: the shortcut for exactly the fields must not take it.
+    # As many keys as fields, one not a field: the shortcut for exactly the fields must not take it.
     swapped = {**{k: v for k, v in REGISTRATION.items() if k != "reminded"}, "locale": "ru"}
     assert len(swapped) == len(dialog_codec.FIELDS)
     back = dialog_codec.decode(dialog_codec.encode(swapped))
     assert back == swapped and "reminded" not in back
+
+
+def test_the_stored_array_keeps_its_order_as_the_record_grows() -> None:
+    # Dialogs already stored are read by position: the record's fields may only be added (after the
+    # array, in its trailing map), never reordered, or an old dialog would change meaning.
+    assert dialog_codec.FIELDS == ("flow", "version", "state", "data", "history", "attempts", "started_at",
+                                   "updated_at", "entered_at", "reminded", "timeout_held", "chat_id", "due", "turn")
+    stored = msgspec.msgpack.encode([*REGISTRATION.values(), {"language": "en"}])
+    assert dialog_codec.decode(stored) == {**REGISTRATION, "language": "en"}

@@ -183,3 +183,40 @@ def test_duplicate_ids_are_not_lost(reg: dict[str, Any]) -> None:
     new = copy.deepcopy(reg)
     new["transitions"].append(dict(transition(reg, "pdn_no"), on="invalid"))
     assert diff(reg, new)["transitions"]["added"] == ["pdn_no#2"]
+
+
+def test_translations_changed_between_versions_are_listed_by_language() -> None:
+    from flows.diff import diff as semantic
+    old = {"format": "botflow/v1", "id": "x", "start": "a", "languages": ["ru", "en", "tt"],
+           "states": [{"id": "a", "say": [{"text": "Привет"}, {"text": {"ru": "Пока", "en": "Bye"}}],
+                       "input": {"type": "choice", "choices": ["Да", "Нет"]}}]}
+    new = {**old, "states": [{"id": "a", "say": [{"text": {"ru": "Привет", "en": "Hi"}}, {"text": {"ru": "Пока"}}],
+                              "input": {"type": "choice", "choices": {"ru": ["Да", "Нет"], "tt": ["Әйе", "Юк"]}}}]}
+    result = semantic(old, new)
+    assert result["states"]["changed"] == []  # the default language's texts are the same
+    assert result["translations"] == [
+        {"path": "states[0].say[0].text", "language": "en", "from": "", "to": "Hi", "state": "a"},
+        {"path": "states[0].say[1].text", "language": "en", "from": "Bye", "to": "", "state": "a"},
+        {"path": "states[0].input.choices", "language": "tt", "from": "", "to": "Әйе\nЮк", "state": "a"},
+    ]
+    assert semantic(new, new)["translations"] == []
+
+
+def test_the_change_list_names_states_and_transitions_by_titles(reg: dict[str, Any]) -> None:
+    from web.diffview import change_lines
+
+    new = copy.deepcopy(reg)
+    new["start"] = "ask_phone"
+    state(new, "ask_email")["say"][0]["text"] = "Ваш email?"
+    new["states"].append({"id": "untitled_state", "say": [{"text": "?"}]})
+    moved = new["transitions"][0]
+    moved["to"] = "ask_email"
+    rows = change_lines(diff(reg, new), reg, new)
+    said = {row["what"]: row for row in rows}
+    assert "state «Email»" in said and said["state «Email»"]["id"] == "ask_email"
+    assert "state untitled_state" in said  # no title: the id is all there is
+    assert said["flow start state"]["fields"] == [{"field": "start state", "from": "«Имя»", "to": "«Телефон»"}]
+    changed = said["transition «Имя» → «Email»"]
+    assert changed["id"] == moved["id"]
+    assert {"field": "to", "from": "«Телефон»", "to": "«Email»"} in changed["fields"]
+    assert not any("ask_" in row["what"] for row in rows)

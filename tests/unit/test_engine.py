@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine_strategies import Dialog, example, texts
+from engine_strategies import Talk, example, texts
 from flows.engine import step
-from flows.session import Update
+from flows.dialog import Update
 
 
 @pytest.fixture(scope="module")
@@ -14,7 +14,7 @@ def registration():
 
 
 def test_registration_happy_path(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     r = d.send("/start")
     assert d.state == "ask_name"
     assert texts(r) == ["Привет! Как вас зовут?"]
@@ -36,7 +36,7 @@ def test_registration_happy_path(registration):
     assert d.data["email"] == "ivan@example.com"
 
     r = d.send("да")
-    assert r.session is None
+    assert r.dialog is None
     assert r.outcome == "completed"
     assert r.transition == "pdn_yes_text"
     assert texts(r) == ["Готово! Имя: Иван, телефон: +79991234567"]
@@ -47,7 +47,7 @@ def test_registration_happy_path(registration):
 
 
 def test_invalid_phone_keeps_the_dialog_in_place(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     d.send("/start")
     d.send("Иван Петров")
     assert d.state == "ask_phone"
@@ -59,16 +59,16 @@ def test_invalid_phone_keeps_the_dialog_in_place(registration):
     assert texts(r) == ["Невалидный телефон. Повторите."]
     assert r.outcome == "input_invalid"
     assert r.transition is None
-    assert d.session.attempts == 1
+    assert d.dialog.attempts == 1
 
     r = d.send("+79991234567")
     assert d.state == "ask_email"
     assert d.data["phone"] == "+79991234567"
-    assert d.session.attempts == 0
+    assert d.dialog.attempts == 0
 
 
 def test_phone_is_saved_normalised(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     d.send("/start")
     d.send("Иван")
     d.send(" 8 (999) 123-45-67 ")
@@ -76,11 +76,11 @@ def test_phone_is_saved_normalised(registration):
 
 
 def test_cancel_drops_the_dialog(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     d.send("/start")
     d.send("Иван")
     r = d.send("/cancel")
-    assert r.session is None
+    assert r.dialog is None
     assert r.outcome == "command:cancel"
     assert texts(r) == ["Регистрация отменена."]
     # The next message opens a fresh dialog without the old data.
@@ -91,15 +91,15 @@ def test_cancel_drops_the_dialog(registration):
 
 
 def test_cancel_matches_trimmed_and_case_insensitive(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     d.send("/start")
     r = d.send("  ОТМЕНА ")
-    assert r.session is None
+    assert r.dialog is None
     assert texts(r) == ["Регистрация отменена."]
 
 
 def test_start_restarts_with_empty_data(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     d.send("/start")
     d.send("Иван")
     d.send("+79991234567")
@@ -107,13 +107,13 @@ def test_start_restarts_with_empty_data(registration):
     r = d.send("/start")
     assert d.state == "ask_name"
     assert d.data == {}
-    assert d.session.history == []
+    assert d.dialog.history == []
     assert r.outcome == "command:restart"
     assert texts(r) == ["Привет! Как вас зовут?"]
 
 
 def test_back_returns_and_reprompts(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     d.send("/start")
     d.send("Иван")
     d.send("+79991234567")
@@ -134,7 +134,7 @@ def test_back_returns_and_reprompts(registration):
 
 
 def test_help_replies_and_stays(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     d.send("/start")
     d.send("Иван")
     r = d.send("/help")
@@ -145,7 +145,7 @@ def test_help_replies_and_stays(registration):
 
 
 def test_invalid_name_sends_the_error(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     d.send("/start")
     r = d.send("И")
     assert d.state == "ask_name"
@@ -153,17 +153,17 @@ def test_invalid_name_sends_the_error(registration):
 
 
 def test_consent_button_confirms(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     for text in ("/start", "Иван", "+79991234567", "ivan@example.com"):
         d.send(text)
     r = d.send(Update.button("yes"))
     assert r.transition == "pdn_yes_button"
     assert texts(r) == ["Готово! Имя: Иван, телефон: +79991234567"]
-    assert r.session is None
+    assert r.dialog is None
 
 
 def test_consent_prompt_carries_its_keyboard(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     for text in ("/start", "Иван", "+79991234567"):
         d.send(text)
     r = d.send("ivan@example.com")
@@ -171,7 +171,7 @@ def test_consent_prompt_carries_its_keyboard(registration):
 
 
 def test_anything_else_at_consent_refuses(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     for text in ("/start", "Иван", "+79991234567", "ivan@example.com"):
         d.send(text)
     r = d.send(Update.button("no"))
@@ -181,34 +181,34 @@ def test_anything_else_at_consent_refuses(registration):
 
 
 def test_stale_button_in_an_input_state_gets_fallback_and_reprompt(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     d.send("/start")
     d.send("Иван")
     r = d.send(Update.button("yes"))
     assert d.state == "ask_phone"
     assert texts(r) == ["Не понял. Повторите, пожалуйста.", "Введите телефон в формате +7XXXXXXXXXX"]
     assert r.outcome == "fallback"
-    assert d.session.attempts == 0
+    assert d.dialog.attempts == 0
 
 
 def test_first_message_opens_and_is_not_evaluated(registration):
     r = step(registration, None, Update.message("Иван"), 10.0)
-    assert r.session.state == "ask_name"
-    assert r.session.data == {}
+    assert r.dialog.state == "ask_name"
+    assert r.dialog.data == {}
     assert texts(r) == ["Привет! Как вас зовут?"]
-    assert r.session.flow == "registration"
-    assert r.session.started_at == r.session.updated_at == r.session.entered_at == 10.0
+    assert r.dialog.flow == "registration"
+    assert r.dialog.started_at == r.dialog.updated_at == r.dialog.entered_at == 10.0
 
 
 def test_cancel_without_a_dialog_only_replies(registration):
     r = step(registration, None, Update.message("/cancel"), 10.0)
-    assert r.session is None
+    assert r.dialog is None
     assert texts(r) == ["Регистрация отменена."]
     assert r.touched is False
 
 
 def test_back_button_payload_acts_as_the_command(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     d.send("/start")
     d.send("Иван")
     r = d.send(Update.button("back"))
@@ -217,7 +217,7 @@ def test_back_button_payload_acts_as_the_command(registration):
 
 
 def test_every_result_says_why(registration):
-    d = Dialog(registration)
+    d = Talk(registration)
     for update in ("/start", "x", "Иван", "не телефон", "/help", "назад", "/cancel"):
         r = d.send(update)
         assert r.reason and r.reason.endswith(".")

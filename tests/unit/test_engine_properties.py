@@ -10,7 +10,7 @@ from engine_strategies import update_sequences
 from flows.engine import step
 from flows.load import load
 from flows.model import HISTORY_LIMIT
-from flows.session import Update
+from flows.dialog import Update
 from flows.timers import next_due
 from strategies import flow_documents
 
@@ -55,9 +55,9 @@ def _check_dialog(flow, updates):
             assert any(t.id == result.transition for t in flow.transitions)
         for reply in result.replies:
             assert isinstance(reply.text, str) and len(reply.text) <= 4000
-        if result.outcome == "ignored" and session is not None and result.session is not None:
-            assert result.session.to_dict() == before, "an ignored update changes nothing"
-        session = result.session
+        if result.outcome == "ignored" and session is not None and result.dialog is not None:
+            assert result.dialog.to_dict() == before, "an ignored update changes nothing"
+        session = result.dialog
         if session is None:
             visited = set()
             continue
@@ -93,14 +93,14 @@ def _back_to_start(flow, updates):
     now = 1000.0
     for wait, update in updates:
         now += wait
-        session = step(flow, session, update, now).session
+        session = step(flow, session, update, now).dialog
         if session is None:
             continue
         depth = len(session.history)
         for _ in range(depth + 2):
             result = step(flow, session, Update.message("back"), now)
-            assert result.session is not None
-            session = result.session
+            assert result.dialog is not None
+            session = result.dialog
         assert session.history == []
         # Every dialog opens at start, so the bottom of its history is start.
         assert session.state == flow.start
@@ -120,5 +120,5 @@ def test_same_inputs_give_the_same_result(case):
         rb = step(other, b, update, now)
         assert [r.to_dict() for r in ra.replies] == [r.to_dict() for r in rb.replies]
         assert (ra.transition, ra.outcome, ra.reason) == (rb.transition, rb.outcome, rb.reason)
-        a, b = ra.session, rb.session
+        a, b = ra.dialog, rb.dialog
         assert (a.to_dict() if a else None) == (b.to_dict() if b else None)

@@ -1,18 +1,18 @@
 """Evaluation steps 3–6 and firing a transition: triggers, input, else, fallback, set, history, actions."""
 from __future__ import annotations
 
-from engine_strategies import Dialog, flow_of, texts
+from engine_strategies import Talk, flow_of, texts
 from flows.engine import step
 from flows.model import HISTORY_LIMIT
-from flows.session import Session, Update
+from flows.dialog import Dialog, Update
 
 MENU = {"id": "menu", "say": [{"text": "Меню", "buttons": [[{"text": "Оплатить", "payload": "pay"}]]}]}
 DONE = {"id": "done", "final": True, "say": [{"text": "Конец"}]}
 OTHER = {"id": "other", "say": [{"text": "Другое"}]}
 
 
-def opened(flow, now: float = 100.0) -> Dialog:
-    d = Dialog(flow, now=now)
+def opened(flow, now: float = 100.0) -> Talk:
+    d = Talk(flow, now=now)
     d.send("hi")
     return d
 
@@ -106,7 +106,7 @@ def test_stale_press_is_not_input_and_not_an_attempt():
     r = d.send(Update.button("old"))
     assert r.outcome == "fallback"
     assert texts(r) == ["Не понял. Повторите, пожалуйста.", "Число?"]
-    assert d.state == "ask" and "v" not in d.data and d.session.attempts == 0
+    assert d.state == "ask" and "v" not in d.data and d.dialog.attempts == 0
 
 
 def test_valid_value_without_a_holding_input_transition_is_kept():
@@ -159,7 +159,7 @@ def test_max_attempts_th_invalid_fires_invalid_without_the_error():
     r = d.send("c")
     assert r.transition == "give_up"
     assert texts(r) == ["Конец"]
-    assert r.session is None
+    assert r.dialog is None
 
 
 def test_attempts_reset_on_a_valid_value():
@@ -170,7 +170,7 @@ def test_attempts_reset_on_a_valid_value():
     d = opened(flow)
     d.send("a")
     d.send("5")  # valid, no input transition: fallback, counter reset
-    assert d.session.attempts == 0
+    assert d.dialog.attempts == 0
     assert d.send("b").transition is None
     assert d.send("c").transition == "give_up"
 
@@ -180,7 +180,7 @@ def test_max_attempts_without_invalid_transition_keeps_counting():
     for n in range(1, 6):
         r = d.send("x")
         assert texts(r) == ["Ошибка"]
-        assert d.session.attempts == n
+        assert d.dialog.attempts == n
 
 
 def test_max_attempts_with_false_condition_sends_error_and_keeps_counting():
@@ -188,7 +188,7 @@ def test_max_attempts_with_false_condition_sends_error_and_keeps_counting():
     for n in range(1, 5):
         r = d.send("x")
         assert texts(r) == ["Ошибка"] and r.transition is None
-        assert d.session.attempts == n
+        assert d.dialog.attempts == n
 
 
 def test_else_takes_messages_and_presses_but_not_events():
@@ -215,11 +215,11 @@ def test_event_merges_payload_before_the_condition():
          "if": [{"var": "amount", "op": "ge", "value": 100}]},
     ])
     d = opened(flow)
-    before = d.session.to_dict()
+    before = d.dialog.to_dict()
     r = d.send(Update.event("paid", {"amount": 50}))
     assert r.outcome == "ignored" and r.transition is None and r.replies == []
     assert r.touched is False
-    assert d.session.to_dict() == before  # nothing changes, the idle clock included
+    assert d.dialog.to_dict() == before  # nothing changes, the idle clock included
     r = d.send(Update.event("paid", {"amount": 150}))
     assert r.transition == "paid_ok"
     assert r.completed.data["amount"] == 150
@@ -229,7 +229,7 @@ def test_event_that_is_taken_restarts_the_idle_clock():
     flow = flow_of([MENU, OTHER], [{"id": "op", "from": "menu", "to": "other", "on": "event", "name": "op"}])
     d = opened(flow)
     d.send(Update.event("op", {"who": "Анна"}), wait=30)
-    assert d.session.updated_at == d.now
+    assert d.dialog.updated_at == d.now
     assert d.data == {"who": "Анна"}
 
 
@@ -237,7 +237,7 @@ def test_set_renders_against_data_before_the_set():
     flow = flow_of([MENU, OTHER], [{"id": "t", "from": "menu", "to": "other", "on": "button", "payload": "pay",
                                     "set": {"a": "new", "b": "{a}", "c": "{{a}}"}}])
     d = opened(flow)
-    d.session.data["a"] = "old"
+    d.dialog.data["a"] = "old"
     d.send(Update.button("pay"))
     assert d.data == {"a": "new", "b": "old", "c": "{a}"}
 
@@ -254,7 +254,7 @@ def test_webhook_posts_data_after_set_and_clear_drops_data():
                                     "actions": [{"type": "webhook", "url": "https://crm.example/x"},
                                                 {"type": "clear"}]}])
     d = opened(flow)
-    d.session.data["name"] = "Иван"
+    d.dialog.data["name"] = "Иван"
     r = d.send(Update.button("pay"))
     assert len(r.effects) == 1
     assert r.effects[0].type == "webhook" and r.effects[0].url == "https://crm.example/x"
@@ -267,7 +267,7 @@ def test_final_state_sends_say_runs_actions_and_ends():
                                    "actions": [{"type": "webhook", "url": "https://crm.example/x"}]}])
     d = opened(flow)
     r = d.send(Update.button("pay"))
-    assert r.session is None and r.outcome == "completed"
+    assert r.dialog is None and r.outcome == "completed"
     assert texts(r) == ["Конец"]
     assert r.completed.state == "done"
     assert [e.url for e in r.effects] == ["https://crm.example/x"]
@@ -281,9 +281,9 @@ def test_self_loop_does_not_push_history_and_state_change_resets_attempts():
     d = opened(flow)
     d.send("x")
     d.send("y")
-    assert d.session.attempts == 2
+    assert d.dialog.attempts == 2
     d.send("go")
-    assert d.session.attempts == 0 and d.session.history == ["ask"]
+    assert d.dialog.attempts == 0 and d.dialog.history == ["ask"]
 
 
 def test_history_holds_at_most_fifty_entries():
@@ -292,8 +292,8 @@ def test_history_holds_at_most_fifty_entries():
     d = opened(flow)
     for _ in range(120):
         d.send("x")
-    assert len(d.session.history) == HISTORY_LIMIT
-    assert d.session.history[-1] == "b"  # we are at a after an even number of moves
+    assert len(d.dialog.history) == HISTORY_LIMIT
+    assert d.dialog.history[-1] == "b"  # we are at a after an even number of moves
 
 
 def test_expired_session_is_no_dialog():
@@ -307,15 +307,15 @@ def test_expired_session_is_no_dialog():
 
 def test_session_in_a_missing_state_is_no_dialog():
     flow = flow_of([MENU, OTHER])
-    ghost = Session(flow="t", version=None, state="gone", updated_at=99.0)
+    ghost = Dialog(flow="t", version=None, state="gone", updated_at=99.0)
     r = step(flow, ghost, Update.message("hi"), 100.0)
-    assert r.session.state == "menu"
+    assert r.dialog.state == "menu"
 
 
 def test_final_start_state_ends_at_once():
     flow = flow_of([{"id": "only", "final": True, "say": [{"text": "Бот закрыт"}]}])
     r = step(flow, None, Update.message("hi"), 1.0)
-    assert r.session is None and texts(r) == ["Бот закрыт"]
+    assert r.dialog is None and texts(r) == ["Бот закрыт"]
     assert r.completed.state == "only"
 
 

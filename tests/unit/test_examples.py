@@ -9,7 +9,7 @@ import pytest
 from flows.engine import step
 from flows.load import load_text
 from flows.model import Flow
-from flows.session import StepResult, Update
+from flows.dialog import StepResult, Update
 from flows.validate import validation_result
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,17 +21,17 @@ def example(name: str) -> Flow:
     return load_text((ROOT / "examples" / f"{name}.json").read_bytes())
 
 
-class Dialog:
+class Talk:
     """One user talking to a flow through the engine, with a clock."""
 
     def __init__(self, flow: Flow) -> None:
-        self.flow, self.session, self.now = flow, None, T0
+        self.flow, self.dialog, self.now = flow, None, T0
         self.last: StepResult | None = None
 
     def send(self, update: Update, *, after: float = 1.0) -> StepResult:
         self.now += after
-        self.last = step(self.flow, self.session, update, self.now)
-        self.session = self.last.session
+        self.last = step(self.flow, self.dialog, update, self.now)
+        self.dialog = self.last.dialog
         return self.last
 
     def text(self, text: str) -> StepResult:
@@ -42,12 +42,12 @@ class Dialog:
 
     @property
     def state(self) -> str | None:
-        return self.session.state if self.session else None
+        return self.dialog.state if self.dialog else None
 
     @property
     def data(self) -> dict[str, Any]:
-        assert self.session is not None
-        return self.session.data
+        assert self.dialog is not None
+        return self.dialog.data
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -82,7 +82,7 @@ def test_booking_covers_its_features() -> None:
 
 
 def test_booking_dialog_with_back_and_a_bad_date() -> None:
-    d = Dialog(example("booking"))
+    d = Talk(example("booking"))
     d.text("Здравствуйте")
     assert d.state == "choose_service"
     d.press("Маникюр")
@@ -102,15 +102,15 @@ def test_booking_dialog_with_back_and_a_bad_date() -> None:
     assert "+79123456789" in summary
     result = d.press("confirm")
     assert result.completed is not None and result.completed.state == "booked"
-    assert d.session is None
+    assert d.dialog is None
 
 
 def test_booking_reminder_offers_to_cancel() -> None:
-    d = Dialog(example("booking"))
+    d = Talk(example("booking"))
     d.text("Здравствуйте")
     reminder = d.send(Update.tick(), after=601)
     assert reminder.outcome == "reminder" and "не закончили запись" in reminder.replies[0].text
-    assert d.press("/cancel").outcome == "command:cancel" and d.session is None
+    assert d.press("/cancel").outcome == "command:cancel" and d.dialog is None
 
 
 def test_order_covers_its_features() -> None:
@@ -128,7 +128,7 @@ def test_order_covers_its_features() -> None:
 
 
 def test_order_wholesale_by_courier_then_paid() -> None:
-    d = Dialog(example("order"))
+    d = Talk(example("order"))
     d.text("Привет")
     d.press("coffee")
     assert d.text("0").outcome == "input_invalid"
@@ -145,14 +145,14 @@ def test_order_wholesale_by_courier_then_paid() -> None:
     assert d.send(Update.event("payment", {"payment_status": "pending"})).transition is None
     assert d.state == "confirm_order" and d.data["payment_status"] == "pending"
     paid = d.send(Update.event("payment", {"payment_status": "succeeded", "payment_id": "pay-42"}))
-    assert paid.transition == "payment_succeeded" and d.session is None
+    assert paid.transition == "payment_succeeded" and d.dialog is None
     assert [(e.type, e.url) for e in paid.effects] == [("webhook", "https://crm.example/orders")]
     data = paid.effects[0].data
     assert data["payment_id"] == "pay-42" and data["address"] == "Москва, ул. Тверская, 1, кв. 5"
 
 
 def test_order_retail_pickup_and_a_failed_payment() -> None:
-    d = Dialog(example("order"))
+    d = Talk(example("order"))
     d.text("Привет")
     d.press("tea")
     d.text("3")
@@ -175,7 +175,7 @@ def test_support_covers_its_features() -> None:
     assert triggers[("waiting_operator", "timeout")] == "operators_busy"
 
 
-def _to_screenshot(d: Dialog) -> None:
+def _to_screenshot(d: Talk) -> None:
     d.text("Здравствуйте")
     d.press("bug")
     d.text("Приложение закрывается при входе в профиль")
@@ -183,7 +183,7 @@ def _to_screenshot(d: Dialog) -> None:
 
 
 def test_support_three_wrong_inputs_take_the_skip_path() -> None:
-    d = Dialog(example("support"))
+    d = Talk(example("support"))
     _to_screenshot(d)
     assert d.text("у меня нет").outcome == "input_invalid"
     assert d.text("не могу").outcome == "input_invalid"
@@ -195,7 +195,7 @@ def test_support_three_wrong_inputs_take_the_skip_path() -> None:
 
 
 def test_support_screenshot_then_operators_busy_on_timeout() -> None:
-    d = Dialog(example("support"))
+    d = Talk(example("support"))
     _to_screenshot(d)
     d.send(Update.message(None, [{"type": "image", "payload": {"url": "https://files.example/1.png"}}]))
     assert d.state == "waiting_operator" and d.data["screenshot_note"] == "скриншот приложен"

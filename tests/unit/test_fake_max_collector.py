@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import gc
 
-from server.devtools.fake_max import quiet_collector
-from server.devtools.fake_max_app import FakeMaxApp
+from server.channels.max.fake import quiet_collector
+from server.channels.max.fake.app import FakeMaxApp
 
 
 def full_collections() -> int:

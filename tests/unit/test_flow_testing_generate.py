@@ -30,6 +30,8 @@ def check_generated(flow) -> dict:
     report = run_cases(flow, parse_cases(generated["tests"]))
     assert report["failed"] == 0, report["results"]
     assert set(report["coverage"]["covered"]) == covered
+    missing = {m["key"] for m in generated["coverage"]["points"]["missing"]}
+    assert {m["key"] for m in report["coverage"]["points"]["missing"]} == missing
     return generated
 
 
@@ -38,7 +40,11 @@ def test_every_transition_of_each_example_is_covered(path: Path) -> None:
     flow = load(json.loads(path.read_text(encoding="utf-8")))
     generated = check_generated(flow)
     assert generated["uncovered"] == []
-    assert len(generated["tests"]) <= len(flow.transitions)
+    points = generated["coverage"]["points"]
+    # Beside transitions, every point a message can reach is covered; what is not says why.
+    assert all(m["reason"] for m in points["missing"])
+    assert [m["kind"] for m in points["missing"]] in ([], ["invalid"])
+    assert len(generated["tests"]) <= points["total"]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -158,5 +164,7 @@ def test_long_dialogs_are_kept_as_pieces_that_start_where_the_dialog_entered_a_s
     assert generated["uncovered"] == []
     pieces = [t for t in generated["tests"] if "start" in t]
     assert pieces and all(len(t["steps"]) < 40 for t in generated["tests"])
-    # Shared beginnings appear once: far fewer steps than one whole dialog per event transition.
-    assert sum(len(t["steps"]) for t in generated["tests"]) < 60 * 3
+    # Shared beginnings appear once: far fewer steps than one whole dialog per event transition, and each
+    # state's invalid input is a short piece from where the dialog entered that state.
+    assert not generated["coverage"]["points"]["missing"]
+    assert sum(len(t["steps"]) for t in generated["tests"]) < 60 * 3 + 60

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from flows.engine import catch_up, step
 from flows.load import load
-from flows.session import Update
+from flows.dialog import Update
 from flows.testing.cases import parse_cases
 from flows.testing.replay import replay
 from flows.testing.runner import run_cases
@@ -41,13 +41,13 @@ def record_live(flow, updates):
         if update.kind == "tick":
             for result in catch_up(flow, session, now):
                 before = session.state if session else None
-                session = result.session
+                session = result.dialog
                 records.append(timeline.record(now, update, before, result,
                                                session.to_dict() if session else None))
             continue
         before = session.state if session else None
         result = step(flow, session, update, now)
-        session = result.session
+        session = result.dialog
         records.append(timeline.record(now, update, before, result, session.to_dict() if session else None))
     return records
 
@@ -109,3 +109,18 @@ def test_every_example_replays_its_own_generated_dialogs_unchanged() -> None:
                 updates.append((idle, update))
             dialogs.append(recorded_dialogs(str(i), record_live(flow, updates)))
         assert replay(flow, dialogs)["differ"] == 0, path.name
+
+
+def test_dialogs_that_cannot_be_replayed_are_listed_with_the_reason() -> None:
+    flow = load(DOC)
+    records = record_live(flow, LIVE)
+    capped = recorded_dialogs("capped", records[2:])  # starts mid-dialog and never starts afresh
+    masked_records = copy.deepcopy(records)
+    masked_records[0]["m"] = 1
+    masked = recorded_dialogs("masked", masked_records)
+    whole = recorded_dialogs("whole", records)
+    result = replay(flow, [capped, masked, whole])
+    assert result["dialogs"] == 1 and result["not_replayed"] == 2
+    reasons = {s["user"]: s["reason"] for s in result["skipped"]}
+    assert "cannot be replayed from its start" in reasons["capped"]
+    assert "masked" in reasons["masked"]

@@ -92,6 +92,8 @@ def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
     ok = cli(str(REGISTRATION), str(good))
     assert ok.returncode == 0, ok.stderr
     assert "ok     happy" in ok.stdout and "1 passed, 0 failed" in ok.stdout
+    # Beside transitions, the CI log names the points no test touched.
+    assert "points covered 6/16" in ok.stdout and "not covered: invalid:ask_name" in ok.stdout
     bad_case = json.loads(json.dumps(HAPPY))
     bad_case["name"] = "wrong greeting"
     bad_case["steps"][0]["expect"]["replies"] = ["Hello"]

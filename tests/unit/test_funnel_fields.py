@@ -1,4 +1,4 @@
-"""What a turn adds to the funnel counters, read from the engine's own results, and medians from buckets."""
+"""What a turn adds to the funnel counters, folded from the engine's events, and medians from buckets."""
 from __future__ import annotations
 
 import json
@@ -6,8 +6,10 @@ from pathlib import Path
 
 from flows.engine import step
 from flows.load import load
-from flows.session import Session, Update
-from server.runtime.funnel_counts import BUCKETS, bucket, group, median_seconds, turn_counts
+from flows.dialog import Dialog, Update
+from server.runtime import turn_events
+from server.runtime.funnel_counts import BUCKETS, Counts, bucket, group, median_seconds
+from server.runtime.stores.base import TurnCommit
 from server.runtime.funnel_report import report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,15 +25,17 @@ def flow():
 def run(updates: list[tuple[float, Update]]) -> list[list[str]]:
     """The counted fields of each turn of one dialog."""
     f = flow()
-    session: Session | None = None
+    session: Dialog | None = None
     out = []
     for at, update in updates:
         expired = session is not None and at >= session.updated_at + f.settings.session_ttl
         result = step(f, session, update, at)
-        counts = turn_counts(session, expired, result, at)
+        live = None if expired else session
+        counts = Counts([], prior_gone=live is None)
+        turn_events.fold(result.events, turn_events.Fold(TurnCommit(None), "bot", "1", None, at, live, counts))
         assert all(g == group(f.id, None, at) for g, _ in counts.pairs)
         out.append([field for _, field in counts.pairs] + (["prior_gone"] if counts.prior_gone else []))
-        session = result.session
+        session = result.dialog
     return out
 
 

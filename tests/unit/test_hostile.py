@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from engine_strategies import Dialog, flow_of, texts
+from engine_strategies import Talk, flow_of, texts
 from test_fastcheck import agree
 from test_load import base
 
@@ -23,7 +23,7 @@ from flows.load import load, load_text, parse_text
 from flows.inputs import check as check_input
 from flows.model import Condition, Flow, Input
 from flows.engine import step
-from flows.session import Update
+from flows.dialog import Update
 from flows.validate import PER_CODE, bounded, validate, validation_result
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -217,7 +217,7 @@ def test_request_buttons_ask_for_a_contact_or_a_location() -> None:
     doc["states"][1]["say"][0]["buttons"] = [[{"text": "Телефон", "request": "contact"},
                                               {"text": "Где я", "request": "location"}]]
     flow = load(doc)
-    d = Dialog(flow)
+    d = Talk(flow)
     d.send("hi")
     d.send("Иван")
     assert d.last.replies[0].buttons == [[{"text": "Телефон", "request": "contact"},
@@ -235,7 +235,7 @@ def test_a_message_of_1333_placeholders_sends_at_most_ten_messages() -> None:
     flow = flow_of([{"id": "ask", "say": [{"text": "?"}], "input": {"type": "text", "save_as": "a"}},
                     {"id": "echo", "say": [{"text": "{a}" * 1333}], "input": {"type": "any"}}],
                    [{"from": "ask", "to": "echo", "on": "input"}])
-    d = Dialog(flow)
+    d = Talk(flow)
     d.send("hi")
     result = d.send("x" * 400)
     assert len(result.replies) == MAX_REPLIES
@@ -261,17 +261,17 @@ def test_the_data_bound_is_64_kib_of_compact_json() -> None:
 
 
 def test_data_that_would_grow_past_64_kib_refuses_the_update_and_changes_nothing_else() -> None:
-    d = Dialog(doubling())
+    d = Talk(doubling())
     d.send("hi")
     d.send("x" * 1000)
     for turn in range(6):  # 2, 4, ... 64 thousand characters: still within the bound
         assert d.send(Update.button("more")).transition == "twice", turn
     assert len(d.data["v"]) == 64000 and data_bytes(d.data) <= MAX_DATA_BYTES
-    before = d.session.to_dict()
+    before = d.dialog.to_dict()
     refused = d.send(Update.button("more"), wait=5)
     assert refused.outcome == "input_invalid" and refused.transition is None
     assert texts(refused) == ["Не понял. Повторите, пожалуйста."]  # the state has no error text
-    after = d.session.to_dict()
+    after = d.dialog.to_dict()
     assert after["data"] == before["data"] and after["state"] == "loop" and after["history"] == before["history"]
     assert after["updated_at"] == before["updated_at"] + 5  # the update did reach the dialog
 
@@ -280,7 +280,7 @@ def test_an_oversized_input_gets_the_states_error() -> None:
     flow = flow_of([{"id": "ask", "say": [{"text": "?"}], "input": {"type": "text", "save_as": "v", "error": "Короче"}},
                     {"id": "done", "final": True, "say": [{"text": "ok"}]}],
                    [{"from": "ask", "to": "ask", "on": "input", "set": {"w": "{w}{v}{v}{v}{v}{v}{v}{v}{v}"}}])
-    d = Dialog(flow)
+    d = Talk(flow)
     d.send("hi")
     d.send("y" * 4000)
     assert len(d.data["w"]) == 32000
@@ -314,7 +314,7 @@ def test_a_huge_number_as_a_key_is_described_not_printed() -> None:
 
 
 def test_request_buttons_become_the_max_request_buttons() -> None:
-    from server.runtime.max_format import keyboard
+    from server.channels.max.render import keyboard
 
     rows = [[{"text": "Телефон", "request": "contact"}, {"text": "Где я", "request": "location"}]]
     assert keyboard(rows) == {"type": "inline_keyboard", "payload": {"buttons": [
@@ -352,11 +352,11 @@ def test_lists_and_objects_in_data_count_with_their_content() -> None:
 def test_an_event_whose_payload_would_overflow_the_data_changes_nothing() -> None:
     flow = flow_of([{"id": "a", "say": [{"text": "?"}]}, {"id": "b", "say": [{"text": "{p}"}]}],
                    [{"from": "a", "to": "b", "on": "event", "name": "e"}])
-    d = Dialog(flow)
+    d = Talk(flow)
     d.send("hi")
     for payload in ({"p": ["x" * 70000]}, {"p": [[["x" * 40000]]], "q": "y" * 40000}):
-        result = step(flow, d.session, Update.event("e", payload), d.now + 1)
-        assert result.outcome == "ignored" and result.replies == [] and result.session is d.session
+        result = step(flow, d.dialog, Update.event("e", payload), d.now + 1)
+        assert result.outcome == "ignored" and result.replies == [] and result.dialog is d.dialog
 
 
 def test_a_message_of_5000_digits_is_not_a_number_and_never_a_crash() -> None:
@@ -364,7 +364,7 @@ def test_a_message_of_5000_digits_is_not_a_number_and_never_a_crash() -> None:
     flow = flow_of([ask,
                     {"id": "big", "final": True, "say": [{"text": "ok"}]}],
                    [{"from": "ask", "to": "big", "on": "input", "if": [{"var": "n", "op": "gt", "value": 5}]}])
-    d = Dialog(flow)
+    d = Talk(flow)
     d.send("hi")
     assert texts(d.send("9" * 5000)) == ["Число?"]
     assert texts(d.send("9" * 300)) == ["ok"]

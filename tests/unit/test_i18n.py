@@ -11,6 +11,8 @@ from babel.messages.pofile import read_po
 from web import i18n
 from web.diffview import field_name
 from web.issues import group_issues
+from flows.errors import DocumentSyntaxError
+from flows.load import parse_text
 from web.messages import human_detail, syntax_problem, without_api_words
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,10 +102,11 @@ def test_gettext_follows_the_request_language() -> None:
 def test_states_without_a_way_to_the_end_are_one_line() -> None:
     i18n.set_language("en")
     issues = [{"code": "no_path_to_final", "severity": "error", "states": [s], "transitions": [],
-               "message": 'No final state ... the flow has no final state. Mark it "final": true.'}
+               "message": 'No final state ... the flow has no final state. Mark it "final": true.',
+               "params": {"state": s, "no_final": True}}
               for s in ("ask", "confirm", "pay")]
     issues.append({"code": "undefined_variable", "severity": "warning", "states": ["ask"], "transitions": [],
-                   "message": "reads {phone}"})
+                   "message": "reads {phone}", "params": {"key": "phone"}})
     lines = group_issues(issues)
     assert [line["code"] for line in lines] == ["no_path_to_final", "undefined_variable"]
     assert lines[0]["states"] == ["ask", "confirm", "pay"] and lines[0]["count"] == 3
@@ -141,10 +144,38 @@ def test_a_failing_test_step_reads_in_the_readers_language() -> None:
     assert human_detail(detail)["message"].startswith("step 1 (привет): replies: expected «Как вас зовут?»")
 
 
+def refusal(text: str, kind: str) -> DocumentSyntaxError:
+    try:
+        parse_text(text, kind)
+    except DocumentSyntaxError as exc:
+        return exc
+    raise AssertionError(f"{text!r} parsed")
+
+
 def test_a_file_that_does_not_parse_is_told_where_in_the_readers_language() -> None:
+    said = refusal('{"id": "x",\n  bad}', "json")
+    assert (said.code, said.params) == ("syntax_at", {"format": "JSON", "line": 2, "column": 3})
     i18n.set_language("ru")
-    said = "The document is not valid JSON: Expecting property name enclosed in double quotes at line 1, column 2."
-    assert syntax_problem(said) == "Это некорректный JSON: посмотрите строку 1, столбец 2."
+    assert syntax_problem(said) == "Это некорректный JSON: посмотрите строку 2, столбец 3."
+    assert syntax_problem(refusal("a: [1, 2\nb: 3", "yaml")).startswith("Это некорректный YAML: посмотрите строку")
     i18n.set_language("en")
-    assert syntax_problem(said) == "This is not valid JSON: look at line 1, column 2."
-    assert syntax_problem("The document is nested too deeply to read.") == "The document is nested too deeply to read."
+    assert syntax_problem(said) == "This is not valid JSON: look at line 2, column 3."
+    deep = DocumentSyntaxError("The document is nested too deeply to read.")
+    assert syntax_problem(deep) == "The document is nested too deeply to read."
+
+
+def test_refusals_name_flows_and_bots_from_their_params_not_from_the_english_sentence() -> None:
+    from server.errors import Conflict, NotFound
+    from web.messages import human_message
+
+    i18n.set_language("ru")
+    try:
+        exists = Conflict("A flow with id 'reg' already exists.", code="flow_exists", params={"flow": "reg"})
+        assert "reg" in human_message(exists) and "already" not in human_message(exists)
+        gone = NotFound("Nothing by this name: 'decoy'.", {"bot": "shop-bot"})
+        assert "shop-bot" in human_message(gone) and "decoy" not in human_message(gone)
+        long_note = {"path": "note", "message": "at most 500 characters", "code": "too_long", "params": {"max": 500}}
+        assert human_detail(long_note)["message"] == human_detail({**long_note, "message": "x"})["message"]
+        assert "500" in human_detail(long_note)["message"] and "at most" not in human_detail(long_note)["message"]
+    finally:
+        i18n.set_language("en")

@@ -8,7 +8,7 @@ import pytest
 from flows.engine import step
 from flows.load import load
 from flows.masking import MASK, Masking, mask_text, mask_value, replacer, secrets_of
-from flows.session import Session, Update
+from flows.dialog import Dialog, Update
 from server.runtime import timeline
 
 FLOW = {
@@ -71,10 +71,10 @@ def _turns(masking: Masking, answers: list[str]) -> list[dict]:
         update = Update.message(text)
         before = session.state if session else None
         result = step(flow, session, update, now)
-        after = result.session.to_dict() if result.session else None
+        after = result.dialog.to_dict() if result.dialog else None
         records.append(timeline.record(now, update, before, result, after, masking=masking, flow=flow,
                                        before_data=session.data if session else None))
-        session = Session.from_dict(after) if after else None
+        session = Dialog.from_dict(after) if after else None
         now += 1
     return records
 

@@ -164,3 +164,13 @@ def test_json_nan_is_reported_by_path() -> None:
 def test_lone_surrogates_are_reported() -> None:
     doc = parse_text('{"format": "botflow/v1", "id": "a", "title": "\\ud800", "states": []}')
     assert [d["path"] for d in details_of(doc)] == ["title"]
+
+
+def test_the_text_rule_reads_a_clean_document_at_once_and_still_names_the_bad_place() -> None:
+    from flows.text_rule import unclean_at
+
+    assert unclean_at({"states": [{"say": [{"text": "Привет"}]}], 1: "a number key"}) is None
+    assert unclean_at({"text": "\\u0000 written out, not a NUL"}) is None  # looks like an escape: walked, clean
+    assert unclean_at({"states": [{"say": [{"text": "a\x00b"}]}]}) == ".states[0].say[0].text"
+    assert unclean_at({"states": [{"title": "\ud800"}]}) == ".states[0].title"
+    assert unclean_at({"big": 10 ** 5000, "bad": "\x00"}) == ".bad"  # JSON cannot write it: walked

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from engine_strategies import Dialog, flow_of
-from hypothesis import given, settings
+from engine_strategies import Talk, flow_of
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from flows.conditions import check
@@ -99,6 +99,9 @@ def small_patterns(draw: st.DrawFn, depth: int = 0) -> str:
 @settings(max_examples=400, deadline=None)
 @given(small_patterns(), st.lists(st.text(alphabet="abяЖжA1٣ _-.\u00a0\n", max_size=8), min_size=1, max_size=4))
 def test_any_small_pattern_matches_what_python_matches(pattern: str, samples: list[str]) -> None:
+    # The oracle is Python's backtracking engine: with many nested repeats it can take hours on eight
+    # characters (a run once hung here), while ours stays linear. Five repeats keep the oracle quick.
+    assume(len(re.findall(r"(?<!\\)[*+{]", pattern)) <= 5)
     assert pattern_problem(pattern) is None, pattern
     for text in samples:
         assert search(pattern, text) == (re.search(pattern, text.strip()) is not None), (pattern, text)
@@ -108,7 +111,7 @@ def test_a_text_trigger_pattern_is_searched_by_the_engine_in_linear_time() -> No
     flow = flow_of([{"id": "menu", "say": [{"text": "?"}]}, {"id": "done", "final": True, "say": [{"text": "ok"}]}],
                    [{"from": "menu", "to": "done", "on": "text", "pattern": r"^(a+)+$"},
                     {"from": "menu", "to": "done", "on": "text", "pattern": r"\bда\b"}])
-    d = Dialog(flow)
+    d = Talk(flow)
     d.send("hi")
     assert d.send("a" * 3999 + "!").outcome == "fallback"
     assert d.send("  ну да  ").outcome == "completed"

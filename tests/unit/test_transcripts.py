@@ -9,7 +9,7 @@ import pytest
 
 from engine_strategies import example
 from flows.engine import step
-from flows.session import Update
+from flows.dialog import Update
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "data" / "transcripts"
 
@@ -61,7 +61,7 @@ def test_transcript(flow_name: str, dialog: dict[str, Any]) -> None:
         else:
             now += 1.0
         result = step(flow, session, to_update(raw), now)
-        session = result.session
+        session = result.dialog
         where = f"step {number} {raw}: {result.reason}"
         expect = item["expect"]
         if "state" in expect:

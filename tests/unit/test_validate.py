@@ -50,7 +50,7 @@ GOOD = dict(states=[ask("a"), end("done")], transitions=[go("t1", "a", "done")])
 def test_issue_is_frozen_and_serialises_to_the_api_shape() -> None:
     item = Issue("dead_end", "error", "State \"a\" is stuck.", ("a",), ("t1", "t2"))
     assert item.to_dict() == {"code": "dead_end", "severity": "error", "message": "State \"a\" is stuck.",
-                              "states": ["a"], "transitions": ["t1", "t2"]}
+                              "states": ["a"], "transitions": ["t1", "t2"], "params": {}}
     with pytest.raises(dataclasses.FrozenInstanceError):
         item.code = "other"  # type: ignore[misc]
 

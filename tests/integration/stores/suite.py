@@ -5,7 +5,7 @@ import asyncio
 import time
 from dataclasses import replace
 
-from server.runtime.stores import BUSY, OK, DialogStore, Write, new_token
+from server.runtime.stores import BUSY, OK, DialogStore, TurnCommit, new_token
 from server.runtime.funnel_counts import Counts, group
 from server.runtime.stores.listing import Search
 
@@ -29,7 +29,7 @@ async def begin_waiting(store: DialogStore, bot: str, user: str, token: str, ded
         await asyncio.sleep(0.01)
 
 
-async def save(store: DialogStore, bot: str, user: str, write: Write) -> None:
+async def save(store: DialogStore, bot: str, user: str, write: TurnCommit) -> None:
     token = new_token()
     loaded = await begin_waiting(store, bot, user, token)
     assert loaded.status == OK
@@ -68,3 +68,15 @@ async def all_pages(store: DialogStore, bot: str, search: Search, most: int = 50
         if page.next is None:
             return seen, pages
         search = replace(search, cursor=page.next)
+
+
+async def fill(store: DialogStore, bot: str, user: str, n: int) -> None:
+    """A user with everything a store keeps: dialog, timer, marks, timeline (moved and not), sends, an action."""
+    now = store.test_clock.now  # type: ignore[attr-defined]
+    for k in range(n):
+        await save(store, bot, user, TurnCommit(
+            dialog("ask", phone="+79161234567"), dedupe=f"m:{user}:{k}", timeline={"t": now, "e": [["message", None, None, f"hi {k}"]], "s": None},
+            timer_due=now + 60, outbox=[{"id": f"{user}-{k}", "op": "send", "chat_id": 1, "text": "x"}],
+            actions=[{"id": f"a-{bot}-{user}-{k}", "bot": bot, "user": user, "url": "http://x", "data": {}}]))
+        if k == 0:
+            await store.move_timeline()  # on Redis: the first record in the database, the later ones in the stream
