@@ -11,7 +11,7 @@ sys.path.insert(0, str(ROOT))
 
 from flows.engine import step  # noqa: E402
 from flows.load import load  # noqa: E402
-from flows.session import Update  # noqa: E402
+from flows.dialog import Update  # noqa: E402
 
 GOAL = 100_000
 
@@ -47,7 +47,7 @@ def run(seconds: float = 0.5) -> float:
                 session = None
                 for update in script:
                     now += 1.0
-                    session = step(flow, session, update, now).session
+                    session = step(flow, session, update, now).dialog
         steps += 200 * per_round
     return steps / (time.process_time() - started)
 

@@ -29,9 +29,9 @@ from server.runtime.dispatch import Dispatcher  # noqa: E402
 from server.runtime.funnel_counts import BUCKETS  # noqa: E402
 from server.runtime.keys import Keys  # noqa: E402
 from server.runtime.outbox import Outbox  # noqa: E402
-from server.runtime.ratelimit import RateLimiter  # noqa: E402
+from server.channels.ratelimit import RateLimiter  # noqa: E402
 from server.runtime.stores.redis import RedisStore  # noqa: E402
-from server.runtime.webhook import parse_max_update  # noqa: E402
+from server.channels.max.updates import parse_update as parse_max_update  # noqa: E402
 
 COMPLETE = ("/start", "Иван", "+79001234567", "ivan@example.ru", "да")
 STOPPED = ("/start", "Пётр")

@@ -29,7 +29,7 @@ HEADERS = {"Authorization": TOKEN, "Content-Type": "application/json; charset=ut
 
 
 def lean(url: str) -> tuple[Callable[[int], Awaitable[int]], Callable[[], Awaitable[None]]]:
-    from server.runtime.transport import LeanClient
+    from server.channels.transport import LeanClient
 
     client = LeanClient(timeout=30)
 
@@ -117,7 +117,7 @@ def main() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    fake = subprocess.Popen([sys.executable, "-m", "server.devtools.fake_max", "--port", str(port), "--max-calls", "100"],
+    fake = subprocess.Popen([sys.executable, "-m", "server.channels.max.fake", "--port", str(port), "--max-calls", "100"],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -31,7 +31,7 @@ def webhook_instructions(users: int, redis_url: str) -> tuple[int, int]:
     out = f"{tmp}/callgrind.out"
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        procs.append(subprocess.Popen([sys.executable, "-m", "server.devtools.fake_max", "--port", str(fake_port)],
+        procs.append(subprocess.Popen([sys.executable, "-m", "server.channels.max.fake", "--port", str(fake_port)],
                                       cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         env = rh.server_env(tmp, redis_url, prefix, fake_port)
         server = subprocess.Popen(

@@ -79,7 +79,7 @@ async def pg_bench(url: str, n: int) -> None:
     import asyncpg
 
     from server.db.engine import make_engine
-    from server.runtime.stores.sql import SqlStore
+    from server.runtime.stores.sql import sql_store
     from server.db.base import Base
     import server.db.all_models  # noqa: F401
 
@@ -98,7 +98,7 @@ async def pg_bench(url: str, n: int) -> None:
         await conn.execute("ANALYZE runtime_dialogs")
         await conn.close()
         print(f"PostgreSQL, {n} dialogs of one bot:")
-        await measure(SqlStore(engine), n)
+        await measure(sql_store(engine), n)
     finally:
         await engine.dispose()
         await admin.execute(f"DROP DATABASE {name}")

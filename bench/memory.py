@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 from server.runtime.catalog import BotInfo, Catalog  # noqa: E402
 from server.runtime.dispatch import Dispatcher  # noqa: E402
 from server.runtime.outbox import Outbox  # noqa: E402
-from server.runtime.ratelimit import RateLimiter  # noqa: E402
+from server.channels.ratelimit import RateLimiter  # noqa: E402
 from server.runtime.stores.redis import RedisStore  # noqa: E402
-from server.runtime.webhook import parse_max_update  # noqa: E402
+from server.channels.max.updates import parse_update as parse_max_update  # noqa: E402
 
 PREFIX = "benchmem"
 BOT = BotInfo("membot", "token", "secret", "registration", 1)

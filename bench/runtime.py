@@ -2,6 +2,7 @@
 
     python bench/runtime.py [--users 2000] [--concurrency 64] [--peers seed,aiogram,maxapi] [--rounds 3] [--http]
                             [--parse-in-window]
+    python bench/runtime.py --experiment-cost 4   # a running A/B experiment on and off, interleaved
 
 In-process mode drives `Dispatcher.handle` (lock+dedupe+load → engine step → commit with the replies →
 unlock → send → ack) with the peers' own driver. As for every peer, its input conversion (here the webhook
@@ -78,18 +79,21 @@ def row(result: dict[str, Any]) -> str:
             f"{'yes' if result.get('ok') else 'NO'} |")
 
 
-def funnel_cost(args: argparse.Namespace) -> int:
-    """Updates/s with the funnel counters on and off (BOTFLOW_FUNNEL), interleaved so drift hits both alike."""
+def funnel_cost(args: argparse.Namespace, variable: str = "BOTFLOW_FUNNEL", rounds: int = 0,
+                what: str = "funnel counters") -> int:
+    """Updates/s with the funnel counters (or, with BENCH_EXPERIMENT, a running experiment) on and off,
+    interleaved so drift hits both alike."""
     import statistics
 
+    rounds = rounds or args.funnel_cost
     runs: dict[str, list[dict[str, Any]]] = {"on": [], "off": []}
-    for n in range(args.funnel_cost):
+    for n in range(rounds):
         for mode in (("on", "off") if n % 2 == 0 else ("off", "on")):
-            os.environ["BOTFLOW_FUNNEL"] = mode
+            os.environ[variable] = mode
             runs[mode].append(run_botflow(args))
-    os.environ.pop("BOTFLOW_FUNNEL", None)
-    print(f"\nregistration-5 in process, U={args.users}, C={args.concurrency}, {args.funnel_cost} rounds\n")
-    print("| funnel counters | updates/s median | best | runs | Python CPU µs/update (median) | "
+    os.environ.pop(variable, None)
+    print(f"\nregistration-5 in process, U={args.users}, C={args.concurrency}, {rounds} rounds\n")
+    print(f"| {what} | updates/s median | best | runs | Python CPU µs/update (median) | "
           "Redis cmds/update | ok |")
     print("|---|---:|---:|---|---:|---:|:-:|")
     medians, best, cpu = {}, {}, {}
@@ -102,7 +106,7 @@ def funnel_cost(args: argparse.Namespace) -> int:
               f"{'yes' if all(r.get('ok') for r in results) else 'NO'} |")
     # On a shared machine other work slows single runs by up to half: the best run of each side is the
     # least disturbed one, the median the typical one; Python CPU per update is the least noisy of the three.
-    print(f"counting costs {100 * (1 - medians['on'] / medians['off']):.1f}% of the median updates/s, "
+    print(f"{what} cost {100 * (1 - medians['on'] / medians['off']):.1f}% of the median updates/s, "
           f"{100 * (1 - best['on'] / best['off']):.1f}% of the best, "
           f"{100 * (cpu['on'] / cpu['off'] - 1):.1f}% more Python CPU per update")
     print(json.dumps(runs, ensure_ascii=False), file=sys.stderr)
@@ -124,9 +128,13 @@ def main() -> int:
                     help="run the runtime with Python's default collector settings, not those `botflow serve` sets")
     ap.add_argument("--funnel-cost", type=int, default=0, metavar="ROUNDS",
                     help="only compare funnel counting on and off, in ROUNDS interleaved pairs of runs")
+    ap.add_argument("--experiment-cost", type=int, default=0, metavar="ROUNDS",
+                    help="only compare a running A/B experiment (arm dealing and its counting) on and off")
     args = ap.parse_args()
     if args.funnel_cost:
         return funnel_cost(args)
+    if args.experiment_cost:
+        return funnel_cost(args, "BENCH_EXPERIMENT", args.experiment_cost, "experiment running")
 
     selftest = run_botflow(args, selftest=True)
     print(f"selftest (branch scripts of workload.py): {selftest['selftest']}", flush=True)

@@ -12,7 +12,10 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import msgspec
@@ -112,12 +115,14 @@ async def drive(port: int, items: list[tuple[int, bytes]], concurrency: int) -> 
             "p50_ms": round(pick(0.5), 2), "p99_ms": round(pick(0.99), 2), "non_200": failures}
 
 
-def workload_items(port: int, users: list[int], seq0: int) -> list[tuple[int, bytes]]:
+def workload_items(port: int, users: list[int], seq0: int,
+                   script: tuple[str, ...] | None = None) -> list[tuple[int, bytes]]:
+    """Each user's webhooks for `script` (default: the whole registration-5 script), round-major."""
     import workload
     from runtime_peer import make_raw
 
     items, seq = [], seq0
-    for text in workload.SCRIPT:
+    for text in workload.SCRIPT if script is None else script:
         for user in users:
             seq += 1
             items.append((user, request_bytes(port, msgspec.json.encode(make_raw(user, seq, text)))))
@@ -165,8 +170,23 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measured(port: int, args: Any, base: int, pids: list[int]) -> dict[str, Any]:
-    """One load run plus the CPU the serving processes spent per update."""
+def redis_work(url: str) -> tuple[float, int]:
+    """(Redis's own CPU seconds so far, commands it has run so far), from INFO cpu and INFO commandstats."""
+    from redis import Redis
+
+    redis = Redis.from_url(url)
+    try:
+        cpu = redis.info("cpu")
+        calls = sum(stat["calls"] for stat in redis.info("commandstats").values())
+    finally:
+        redis.close()
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"]), calls
+
+
+def measured(port: int, args: Any, base: int, pids: list[int], redis_url: str | None = None) -> dict[str, Any]:
+    """One load run plus the CPU the serving processes spent per update (and, given `redis_url` of a Redis
+    no one else uses, Redis's CPU and commands per update)."""
+    redis_before = redis_work(redis_url) if redis_url else (0.0, 0)
     before = [cpu_seconds(pid) for pid in pids]
     result = load(port, args.users, args.concurrency, base)
     spent = [cpu_seconds(pid) - b for pid, b in zip(pids, before)]
@@ -175,6 +195,11 @@ def measured(port: int, args: Any, base: int, pids: list[int]) -> dict[str, Any]
     result["server_cpu_us_per_update"] = round(1e6 * spent[0] / count)
     if len(spent) > 1:
         result["fake_max_cpu_us_per_update"] = round(1e6 * spent[1] / count)
+    if redis_url:
+        redis_after = redis_work(redis_url)
+        result["redis_cpu_us_per_update"] = round(1e6 * (redis_after[0] - redis_before[0]) / count, 1)
+        # Less the two INFO commandstats calls of the readings themselves (INFO cpu comes before the first).
+        result["redis_cmds_per_update"] = round((redis_after[1] - redis_before[1] - 2) / count, 2)
     return result
 
 
@@ -198,6 +223,33 @@ def publish_bench_bot(app_port: int) -> None:
     call("POST", f"{api}/bots/bench/publish", {"flow": "registration5", "version": 1, "sessions": "keep"})
 
 
+@contextmanager
+def botflow_served(redis_url: str, prefix: str) -> Iterator[SimpleNamespace]:
+    """The fake MAX and `botflow serve` (SQLite in a temporary folder, Redis keys under `prefix`) with the
+    bench bot published; yields their ports and processes, stops both and removes the keys afterwards."""
+    fake_port, app_port = free_port(), free_port()
+    procs: list[subprocess.Popen[bytes]] = []
+    tmp = tempfile.mkdtemp(prefix="botflow-bench-")
+    try:
+        fake = subprocess.Popen([sys.executable, "-m", "server.channels.max.fake", "--port", str(fake_port)],
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(fake)
+        server = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--port", str(app_port)], cwd=tmp,
+                                  env=server_env(tmp, redis_url, prefix, fake_port),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(server)
+        wait_ready(f"http://127.0.0.1:{fake_port}/_fake/calls")
+        wait_ready(f"http://127.0.0.1:{app_port}/readyz")
+        publish_bench_bot(app_port)
+        yield SimpleNamespace(fake_port=fake_port, app_port=app_port, fake=fake, server=server)
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(10)
+        delete_prefix(redis_url, prefix)
+
+
 def median(runs: list[dict[str, Any]], key: str) -> float:
     values = sorted(run[key] for run in runs)
     return values[len(values) // 2]
@@ -206,40 +258,25 @@ def median(runs: list[dict[str, Any]], key: str) -> float:
 def run_http(args: Any) -> None:
     """Interleaved runs (botflow, ceiling, botflow, ceiling, ...) so machine drift hits both alike."""
     rounds = getattr(args, "rounds", 3)
-    fake_port, app_port, bare_port = free_port(), free_port(), free_port()
-    prefix = f"bench:http:{os.getpid()}"
-    procs: list[subprocess.Popen[bytes]] = []
-    tmp = tempfile.mkdtemp(prefix="botflow-bench-")
+    bare_port = free_port()
     ours: list[dict[str, Any]] = []
     ceiling: list[dict[str, Any]] = []
-    try:
-        fake = subprocess.Popen([sys.executable, "-m", "server.devtools.fake_max", "--port", str(fake_port)],
-                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(fake)
-        env = server_env(tmp, args.redis_url, prefix, fake_port)
-        server = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--port", str(app_port)],
-                                  cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(server)
+    with botflow_served(args.redis_url, f"bench:http:{os.getpid()}") as served:
         bare = subprocess.Popen([sys.executable, str(HERE / "bare_app.py"), "--port", str(bare_port)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        procs.append(bare)
-        wait_ready(f"http://127.0.0.1:{fake_port}/_fake/calls")
-        wait_ready(f"http://127.0.0.1:{app_port}/readyz")
-        wait_ready(f"http://127.0.0.1:{bare_port}/schema")
-        publish_bench_bot(app_port)
-        for n in range(rounds):
-            base = 1_000_000 * (n + 1)
-            call("POST", f"http://127.0.0.1:{fake_port}/_fake/reset", {})
-            ours.append(measured(app_port, args, base, [server.pid, fake.pid]))
-            ceiling.append(measured(bare_port, args, 100_000_000 + base, [bare.pid]))
-        # The fake was reset before the last botflow round: its replies are checked text by text.
-        ours[-1]["wrong_replies"] = replies_ok(fake_port, [1_000_000 * rounds + i for i in range(1, args.users + 1)])
-    finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait(10)
-        delete_prefix(args.redis_url, prefix)
+        try:
+            wait_ready(f"http://127.0.0.1:{bare_port}/schema")
+            for n in range(rounds):
+                base = 1_000_000 * (n + 1)
+                call("POST", f"http://127.0.0.1:{served.fake_port}/_fake/reset", {})
+                ours.append(measured(served.app_port, args, base, [served.server.pid, served.fake.pid]))
+                ceiling.append(measured(bare_port, args, 100_000_000 + base, [bare.pid]))
+            # The fake was reset before the last botflow round: its replies are checked text by text.
+            ours[-1]["wrong_replies"] = replies_ok(served.fake_port,
+                                                   [1_000_000 * rounds + i for i in range(1, args.users + 1)])
+        finally:
+            bare.terminate()
+            bare.wait(10)
     print(f"\nregistration-5 as webhooks over loopback, U={args.users}, C={args.concurrency}, "
           f"{rounds} interleaved rounds, medians\n")
     print("| target | updates/s | p50 ms | p99 ms | server CPU µs/update | non-200 |")

@@ -1,7 +1,9 @@
 """The runtime as a peer of the registration-5 benchmark: MAX updates through the live dispatch path."""
 from __future__ import annotations
 
+import os
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 import msgspec
@@ -10,13 +12,22 @@ from server.runtime.dispatch import Dispatcher
 from server.runtime.keys import Keys
 from server.runtime.lifecycle import tune_gc
 from server.runtime.outbox import Outbox
-from server.runtime.ratelimit import SharedRateLimiter
+from server.channels.ratelimit import RateLimiter
 from server.runtime.stores.redis import RedisStore
+from server.runtime.arms import Arms
 from server.runtime.catalog import BotInfo, Catalog
-from server.runtime.webhook import parse_max_update as parse_update
+from server.channels.max.updates import parse_update
 
 PREFIX = "bench:botflow"
 BOT = BotInfo("bench", "bench-token", "bench-secret", "registration5", 1)
+# BENCH_EXPERIMENT=on: an A/B experiment runs on the bot, between versions 1 and 2 (the same document), goal
+# "confirmed", so every new dialog is dealt an arm and its opening and arrival are counted (`--experiment-cost`).
+ARMS = Arms.of(1, "registration5", [{"version": 1, "weight": 1}, {"version": 2, "weight": 1}], "confirmed")
+
+
+def bench_bot() -> BotInfo:
+    """The benchmark's bot, with the experiment running when BENCH_EXPERIMENT=on."""
+    return replace(BOT, arms=ARMS) if os.environ.get("BENCH_EXPERIMENT") == "on" else BOT
 
 
 def flow_document(workload: Any) -> dict[str, Any]:
@@ -80,11 +91,14 @@ class Peer:
                 + ("the collector set as `botflow serve` sets it)" if self.serve_gc else "the default collector)"))
 
     async def setup(self) -> None:
+        bot = bench_bot()
+        versions = {BOT.version} if bot.arms is None else set(bot.arms.versions)
+
         async def load_bot(bot_id: str) -> BotInfo | None:
-            return BOT if bot_id == BOT.id else None
+            return bot if bot_id == BOT.id else None
 
         async def load_document(flow_id: str, version: int) -> dict[str, Any] | None:
-            return self.document if (flow_id, version) == (BOT.flow_id, BOT.version) else None
+            return self.document if flow_id == BOT.flow_id and version in versions else None
 
         async def send(bot: BotInfo, item: dict[str, Any]) -> None:
             if item["op"] == "send":
@@ -93,7 +107,7 @@ class Peer:
         self.store = RedisStore(self.redis_url, prefix=PREFIX, send_rate=1_000_000)
         catalog = Catalog(load_bot, load_document)
         # As in production: replies are committed with the turn, then sent under the bot's shared rate.
-        limiter = SharedRateLimiter(self.store.client, Keys(PREFIX).rate, rate=1_000_000)
+        limiter = RateLimiter(1_000_000, redis=self.store.client, prefix=Keys(PREFIX).rate)
         self.outbox = Outbox(self.store, catalog, send, None, limiter)  # type: ignore[arg-type]
         self.dispatcher = Dispatcher(self.store, catalog, self.outbox)
         if self.serve_gc:
@@ -118,7 +132,7 @@ class Peer:
             self.confirmed += 1
 
     async def get_state(self, user_id: int) -> str:
-        stored = await self.store.session(BOT.id, str(user_id))
+        stored = await self.store.dialog(BOT.id, str(user_id))
         return stored["state"] if stored is not None else "idle"
 
     async def close(self) -> None:

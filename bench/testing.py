@@ -27,7 +27,7 @@ import validate as big_flow  # noqa: E402  (the large-flow document builder of b
 
 from flows.engine import catch_up, step  # noqa: E402
 from flows.load import load  # noqa: E402
-from flows.session import Update  # noqa: E402
+from flows.dialog import Update  # noqa: E402
 from flows.testing.generate import generate  # noqa: E402
 from flows.testing.replay import replay  # noqa: E402
 from server.runtime import timeline  # noqa: E402
@@ -86,7 +86,7 @@ def recorded(flow, n: int, seed: int = 3) -> list[tuple[str, list[dict[str, Any]
             if isinstance(item, tuple) and item[0] == "idle":
                 for result in catch_up(flow, session, now + item[1]):
                     before = session.state if session else None
-                    session = result.session
+                    session = result.dialog
                     records.append(timeline.record(now + item[1], Update.tick(), before, result,
                                                    session.to_dict() if session else None))
                 now += item[1]
@@ -94,7 +94,7 @@ def recorded(flow, n: int, seed: int = 3) -> list[tuple[str, list[dict[str, Any]
             update = Update.button(item[1]) if isinstance(item, tuple) else Update.message(item)
             before = session.state if session else None
             result = step(flow, session, update, now)
-            session = result.session
+            session = result.dialog
             records.append(timeline.record(now, update, before, result, session.to_dict() if session else None))
         out.append((str(user), json.loads(json.dumps(records))))  # as read back from a store
     return out
@@ -124,9 +124,9 @@ async def replaying_from_redis(n: int, url: str) -> None:
     import asyncio
     import secrets as _secrets
 
-    from server.runtime.stores.base import Write, new_token
+    from server.runtime.stores.base import TurnCommit, new_token
     from server.runtime.stores.redis import RedisStore
-    from server.services.replay import timeline_users
+    from server.services.replay import timelines as stored_timelines
     from flows.testing.replay import Report
 
     document = json.loads((ROOT / "examples" / "registration.json").read_text(encoding="utf-8"))
@@ -141,7 +141,7 @@ async def replaying_from_redis(n: int, url: str) -> None:
             for rec in records:
                 token = new_token()
                 loaded = await store.begin("bench", user, token)
-                await store.commit("bench", user, token, Write(session=None, timeline=rec, had_timer=False), loaded)
+                await store.commit("bench", user, token, TurnCommit(session=None, timeline=rec, had_timer=False), loaded)
 
         w = time.perf_counter()
         for start in range(0, len(timelines), 500):
@@ -150,8 +150,8 @@ async def replaying_from_redis(n: int, url: str) -> None:
 
         async def run() -> dict[str, Any]:
             report = Report(draft)
-            for user in await timeline_users(store, "bench"):
-                report.add(recorded_dialogs(user, await store.timeline("bench", user)))
+            async for user, records in stored_timelines(store, "bench", None):
+                report.add(recorded_dialogs(user, records))
             return report.result()
 
         w, c = time.perf_counter(), time.process_time()

@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from server.devtools.fake_max import FakeMax
+from server.channels.max.fake import FakeMax
 
 ROOT = Path(__file__).resolve().parent.parent
 ADMIN = "smoke-admin-token-0123456789"
@@ -112,7 +112,24 @@ def checks(base: str, fake: FakeMax) -> None:
     say(f"webhook round trip ok: the bot answered {fake.sent_messages(chat_id=1007)[0].get('text')!r}")
 
 
+def package_data() -> None:
+    """The Redis store's Lua scripts ship inside the installed package (they are read when it is imported)."""
+    from server.runtime.stores import redis_scripts
+
+    found = sorted(redis_scripts.HERE.glob("*.lua"))
+    if ROOT in redis_scripts.HERE.parents:
+        raise SmokeFailed(f"the scripts were read from the repository ({redis_scripts.HERE}), not the install")
+    if not found:
+        raise SmokeFailed(f"no Lua script installed in {redis_scripts.HERE}")
+    say(f"{len(found)} Lua scripts installed")
+
+
 def main() -> int:
+    try:
+        package_data()
+    except SmokeFailed as exc:
+        say(f"FAILED: {exc}")
+        return 1
     botflow = Path(sys.executable).with_name("botflow")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
