@@ -45,54 +45,54 @@ def open_dialog(latest: Flow, data: dict[str, Any], now: float, replies: list[Re
     return StepResult(s, replies, events, None, f"{reason}; the dialog is at {latest.start}.", outcome)
 
 
-def started(flow: Flow, session: Dialog | None, update: Update, now: float, latest: Flow,
+def started(flow: Flow, dialog: Dialog | None, update: Update, now: float, latest: Flow,
             note: str) -> StepResult:
     """`bot_started`: open a dialog, or restart the running one (even when `restart` is disabled)."""
     payload = update.start_payload
     data: dict[str, Any] = {"start_payload": payload} if payload not in (None, "") else {}
     with_payload = f' with payload "{payload}"' if data else ""
-    if session is None:
+    if dialog is None:
         return open_dialog(latest, data, now, [], "opened", f"{note}The user started the bot{with_payload}")
     replies: list[Reply] = []
     reply = _reply_of(flow, "restart")
     if reply:
-        add_text(replies, compile_template(reply), session.data)
+        add_text(replies, compile_template(reply), dialog.data)
     return open_dialog(latest, data, now, replies, "command:restart",
                        f"{note}The user started the bot{with_payload} during a dialog, which restarts it",
-                       [_ended("restart", session, now)])
+                       [_ended("restart", dialog, now)])
 
 
-def run(name: str, flow: Flow, fp: FlowPlan, session: Dialog | None, update: Update, now: float,
+def run(name: str, flow: Flow, fp: FlowPlan, dialog: Dialog | None, update: Update, now: float,
         latest: Flow, note: str) -> StepResult:
     """Carry out a matched global command; its reply renders against the data before the command."""
     said = update.text if update.kind == "message" else update.payload
     what = f'{note}"{(said or "").strip()}" is the {name} command'
-    data = session.data if session is not None else _EMPTY
-    reply = _reply_of(flow if session is not None else latest, name)
+    data = dialog.data if dialog is not None else _EMPTY
+    reply = _reply_of(flow if dialog is not None else latest, name)
     replies: list[Reply] = []
     if name == "cancel":
         if reply:
             add_text(replies, compile_template(reply), data)
-        if session is None:
+        if dialog is None:
             return StepResult(None, replies, [], None, f"{what}; there was no dialog to cancel.",
                               "command:cancel", touched=False)
-        return StepResult(None, replies, [_ended("cancel", session, now)], None,
-                          f"{what}; the dialog at {session.state} was dropped.", "command:cancel")
+        return StepResult(None, replies, [_ended("cancel", dialog, now)], None,
+                          f"{what}; the dialog at {dialog.state} was dropped.", "command:cancel")
     if name == "help":
         if reply:
             add_text(replies, compile_template(reply), data)
-        if session is None:
+        if dialog is None:
             return StepResult(None, replies, [], None, f"{what}; no dialog is open.", "command:help",
                               touched=False)
-        s = active_copy(session, now)
+        s = active_copy(dialog, now)
         return StepResult(s, replies, [], None, f"{what}; the dialog stays at {s.state}.", "command:help")
     if name == "restart":
         if reply:
             add_text(replies, compile_template(reply), data)
         return open_dialog(latest, {}, now, replies, "command:restart", f"{what}, which starts a new dialog",
-                           [_ended("restart", session, now)] if session is not None else None)
+                           [_ended("restart", dialog, now)] if dialog is not None else None)
     # back
-    if session is None:
+    if dialog is None:
         if latest.settings.start_on == "command":
             add_text(replies, plan(latest).fallback, _EMPTY)
             return StepResult(None, replies, [], None,
@@ -103,15 +103,15 @@ def run(name: str, flow: Flow, fp: FlowPlan, session: Dialog | None, update: Upd
         return open_dialog(latest, {}, now, replies, "command:back", f"{what} with no dialog, which opens one")
     if reply:
         add_text(replies, compile_template(reply), data)
-    s = active_copy(session, now)
+    s = active_copy(dialog, now)
     while s.history:
         previous = s.history.pop()
         sp = fp.states.get(previous)
         if sp is not None and not sp.state.final:
             s = replace(s, state=previous, entered_at=now, attempts=0)
             add_state_messages(replies, sp, s.data)
-            went = WentBack(session.state, previous, now - session.entered_at)
-            return StepResult(s, replies, [went], None, f"{what}; back from {session.state} to {previous}.",
+            went = WentBack(dialog.state, previous, now - dialog.entered_at)
+            return StepResult(s, replies, [went], None, f"{what}; back from {dialog.state} to {previous}.",
                               "command:back")
     add_state_messages(replies, fp.states[s.state], s.data)
     return StepResult(s, replies, [], None,

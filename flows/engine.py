@@ -20,20 +20,20 @@ next_due = timers.next_due
 expired = timers.expired
 
 
-def step(flow: Flow, session: Dialog | None, update: Update, now: float, *,
+def step(flow: Flow, dialog: Dialog | None, update: Update, now: float, *,
          latest: Flow | None = None) -> StepResult:
     """Apply one update at time `now` to a dialog on `flow` (None: no dialog) and say what happened.
 
-    Never changes `session`; the returned session is a new object unless nothing changed
+    Never changes `dialog`; the returned dialog is a new object unless nothing changed
     (outcome "ignored"). `latest` is the flow the bot serves now, used when a dialog (re)opens.
     """
     # The result keeps the limits: data that would grow past MAX_DATA_BYTES refuses the update as
     # invalid input, and at most MAX_REPLIES messages are sent (the rest counted in `dropped`).
-    result = _step(flow, session, update, now, latest)
+    result = _step(flow, dialog, update, now, latest)
     after = result.dialog or result.completed
-    if after is not None and _grown(after.data, session) and not data_fits(after.data):
-        if session is None or data_bytes(after.data) > data_bytes(session.data):
-            result = _too_much_data(flow, session, update, now)
+    if after is not None and _grown(after.data, dialog) and not data_fits(after.data):
+        if dialog is None or data_bytes(after.data) > data_bytes(dialog.data):
+            result = _too_much_data(flow, dialog, update, now)
     replies = result.replies
     if len(replies) > MAX_REPLIES:
         result.dropped = len(replies) - MAX_REPLIES
@@ -43,12 +43,12 @@ def step(flow: Flow, session: Dialog | None, update: Update, now: float, *,
     events = result.events
     for reply in replies:
         events.append(MessageSent(reply))
-    dialog = result.dialog
-    if dialog is not None:  # the dialog runs on: when to look at it next, and when it expires
+    running = result.dialog
+    if running is not None:  # the dialog runs on: when to look at it next, and when it expires
         runs_on = flow
-        if latest is not None and (dialog.flow, dialog.version) == (latest.id, latest.version):
+        if latest is not None and (running.flow, running.version) == (latest.id, latest.version):
             runs_on = latest
-        events.append(TimerSet(timers.timer_at(runs_on, dialog), dialog.updated_at + runs_on.settings.session_ttl))
+        events.append(TimerSet(timers.timer_at(runs_on, running), running.updated_at + runs_on.settings.session_ttl))
     return result
 
 
@@ -62,34 +62,34 @@ def _grown(data: dict[str, Any], before: Dialog | None) -> bool:
         return True
 
 
-def _too_much_data(flow: Flow, session: Dialog | None, update: Update, now: float) -> StepResult:
+def _too_much_data(flow: Flow, dialog: Dialog | None, update: Update, now: float) -> StepResult:
     """The update would grow the dialog's data past the limit: refused like an invalid input."""
     why = (f"{_said(update)} would grow the dialog's data past {MAX_DATA_BYTES // 1024} KiB; treated as invalid"
            " input, nothing else changed.")
-    if session is not None and session.language is not None:
-        flow = localized(flow, session.language)
+    if dialog is not None and dialog.language is not None:
+        flow = localized(flow, dialog.language)
     fp = plan(flow)
-    if session is None or session.state not in fp.states:
+    if dialog is None or dialog.state not in fp.states:
         if update.kind == "tick":
-            return StepResult(session, [], [], None, why, "ignored", touched=False)
+            return StepResult(dialog, [], [], None, why, "ignored", touched=False)
         replies: list[Reply] = []
         add_text(replies, fp.fallback, {})
         return StepResult(None, replies, [], None, why, "input_invalid", touched=False)
     replies = []
     if update.kind == "tick":
-        s = copy_dialog(session, timeout_held=True)  # the due timeout waits for the next activity instead
+        s = copy_dialog(dialog, timeout_held=True)  # the due timeout waits for the next activity instead
         return StepResult(s, replies, [], None, why, "held", touched=False)
     if update.kind == "event":  # nobody to answer: the event is not taken
         why = (f"{_said(update)} would grow the dialog's data past {MAX_DATA_BYTES // 1024} KiB, so it is not"
                " taken; nothing changed.")
-        return StepResult(session, replies, [], None, why, "ignored", touched=False)
-    s = active_copy(session, now)
-    sp = fp.states[session.state]
+        return StepResult(dialog, replies, [], None, why, "ignored", touched=False)
+    s = active_copy(dialog, now)
+    sp = fp.states[dialog.state]
     add_text(replies, sp.error if sp.error is not None else fp.fallback, s.data)
     return StepResult(s, replies, [], None, why, "input_invalid")
 
 
-def _step(flow: Flow, session: Dialog | None, update: Update, now: float, latest: Flow | None) -> StepResult:
+def _step(flow: Flow, dialog: Dialog | None, update: Update, now: float, latest: Flow | None) -> StepResult:
     if latest is None:
         latest = flow
     kind = update.kind
@@ -97,59 +97,59 @@ def _step(flow: Flow, session: Dialog | None, update: Update, now: float, latest
     fp = _PLANS.get(id(flow))
     if fp is None or fp.flow is not flow:
         fp = plan(flow)
-    if session is not None:
+    if dialog is not None:
         # Same expression as timers.expired/next_due, so a tick at the due time always sees it due.
-        if now >= session.updated_at + flow.settings.session_ttl:
+        if now >= dialog.updated_at + flow.settings.session_ttl:
             if kind == "tick":
                 return StepResult(None, [], [], None,
-                                  f"The dialog at {session.state} was idle for "
-                                  f"{timers.idle_text(now - session.updated_at)} s, past session_ttl; dropped.",
+                                  f"The dialog at {dialog.state} was idle for "
+                                  f"{timers.idle_text(now - dialog.updated_at)} s, past session_ttl; dropped.",
                                   "expired", touched=False)
             note = "The previous dialog had expired. "
-            session = None
-        elif session.state not in fp.states:
-            note = f"The dialog's state {session.state!r} no longer exists. "
-            session = None
+            dialog = None
+        elif dialog.state not in fp.states:
+            note = f"The dialog's state {dialog.state!r} no longer exists. "
+            dialog = None
     # A running dialog keeps its language; a dialog (re)opened now takes the update's `user_locale`.
-    if session is not None and session.language is not None and session.language != flow.language:
-        flow = localized(flow, session.language)
+    if dialog is not None and dialog.language is not None and dialog.language != flow.language:
+        flow = localized(flow, dialog.language)
         fp = plan(flow)
     if kind == "tick":
-        if session is None:
+        if dialog is None:
             return StepResult(None, [], [], None, note + "No dialog, nothing is due.", "ignored",
                               touched=False)
-        return timers.tick(flow, session, now)
+        return timers.tick(flow, dialog, now)
     # Only an update that may open a dialog needs the flow in the user's language.
-    opening = session is None or kind == "bot_started"
+    opening = dialog is None or kind == "bot_started"
     if opening and latest.languages:
         latest = localized(latest, choose(latest.languages, update.locale))
     if kind == "bot_started":
-        return commands.started(flow, session, update, now, latest, note)
-    if session is None and latest is not flow:
+        return commands.started(flow, dialog, update, now, latest, note)
+    if dialog is None and latest is not flow:
         fp = plan(latest)
     raw = update.text if kind == "message" else update.payload if kind == "button" else None
     name = fp.commands.get(raw.strip().lower()) if raw else None
     if name is not None:
         if not opening and latest.languages:  # restart and back open a new dialog
             latest = localized(latest, choose(latest.languages, update.locale))
-        return commands.run(name, flow, fp, session, update, now, latest, note)
-    if session is None:
+        return commands.run(name, flow, fp, dialog, update, now, latest, note)
+    if dialog is None:
         return _no_dialog(latest, fp, update, now, note)
-    return _in_dialog(fp, session, update, now)
+    return _in_dialog(fp, dialog, update, now)
 
 
-def catch_up(flow: Flow, session: Dialog | None, until: float, *, limit: int = 100) -> list[StepResult]:
+def catch_up(flow: Flow, dialog: Dialog | None, until: float, *, limit: int = 100) -> list[StepResult]:
     """Fire, in order and each at its own due time, everything due up to `until` (for idle jumps)."""
     results: list[StepResult] = []
-    while session is not None and len(results) < limit:
-        when = timers.next_due(flow, session)
+    while dialog is not None and len(results) < limit:
+        when = timers.next_due(flow, dialog)
         if when is None or when > until:
             break
-        result = step(flow, session, Update.tick(), when)
+        result = step(flow, dialog, Update.tick(), when)
         results.append(result)
         if result.outcome == "ignored":
             break
-        session = result.dialog
+        dialog = result.dialog
     return results
 
 
@@ -208,8 +208,8 @@ def _matches(entry: tuple[str, Transition, frozenset[str], Any], update: Update,
     return update.kind == "event" and update.name == tr.name
 
 
-def _in_dialog(fp: FlowPlan, session: Dialog, update: Update, now: float) -> StepResult:
-    sp = fp.states[session.state]
+def _in_dialog(fp: FlowPlan, dialog: Dialog, update: Update, now: float) -> StepResult:
+    sp = fp.states[dialog.state]
     kind = update.kind
     text = update.text.strip() if kind == "message" and update.text is not None else None
     merged: dict[str, Any] | None = None
@@ -219,25 +219,25 @@ def _in_dialog(fp: FlowPlan, session: Dialog, update: Update, now: float) -> Ste
         tr = entry[1]
         if kind == "event":
             if merged is None:
-                merged = {**session.data, **update.event_payload}
+                merged = {**dialog.data, **update.event_payload}
             data = merged
         else:
-            data = session.data
+            data = dialog.data
         if tr.conditions and not holds(tr.conditions, data):
             continue
-        s = active_copy(session, now)
+        s = active_copy(dialog, now)
         if merged is not None:
             s = replace(s, data=merged)
         trigger = f"matched its {entry[0]} trigger"
         return _fired(fp, s, tr, now, [], f"{_said(update)} {trigger}")
     if kind == "event":
-        return StepResult(session, [], [], None,
-                          f"Event {update.name!r} is not taken by any transition from {session.state}; "
+        return StepResult(dialog, [], [], None,
+                          f"Event {update.name!r} is not taken by any transition from {dialog.state}; "
                           "nothing changed.", "ignored", touched=False)
     if kind not in ("message", "button"):
-        return StepResult(session, [], [], None, f"Update {kind!r} is not handled; ignored.", "ignored",
+        return StepResult(dialog, [], [], None, f"Update {kind!r} is not handled; ignored.", "ignored",
                           touched=False)
-    s = active_copy(session, now)
+    s = active_copy(dialog, now)
     if sp.input is not None:
         return _input(fp, sp, sp.input, s, update, now, text)
     taken = first_holding(sp.on_else, s.data)

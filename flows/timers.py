@@ -14,40 +14,40 @@ def idle_text(seconds: float) -> str:
     return str(max(0, round(seconds)))
 
 
-def expires_at(flow: Flow, session: Dialog) -> float:
+def expires_at(flow: Flow, dialog: Dialog) -> float:
     """When the dialog expires: `session_ttl` after the last activity."""
-    return session.updated_at + flow.settings.session_ttl
+    return dialog.updated_at + flow.settings.session_ttl
 
 
-def expired(flow: Flow, session: Dialog, now: float) -> bool:
+def expired(flow: Flow, dialog: Dialog, now: float) -> bool:
     """Whether the dialog has been idle for `session_ttl` seconds or more at `now`."""
-    return now >= session.updated_at + flow.settings.session_ttl
+    return now >= dialog.updated_at + flow.settings.session_ttl
 
 
-def reminder_at(flow: Flow, session: Dialog) -> float | None:
+def reminder_at(flow: Flow, dialog: Dialog) -> float | None:
     """When the reminder of this idle spell is due, or None (none configured, already sent, final)."""
     reminder = flow.settings.reminder
-    if reminder is None or session.reminded:
+    if reminder is None or dialog.reminded:
         return None
-    state = flow.state(session.state)
+    state = flow.state(dialog.state)
     if state is None or state.final:
         return None
-    return session.updated_at + reminder.after
+    return dialog.updated_at + reminder.after
 
 
-def idle_since(session: Dialog) -> float:
+def idle_since(dialog: Dialog) -> float:
     """Where a `timeout` counts from: entering the state, or the last update that reached the dialog since."""
-    return max(session.entered_at, session.updated_at)
+    return max(dialog.entered_at, dialog.updated_at)
 
 
-def timeout_at(flow: Flow, session: Dialog) -> float | None:
+def timeout_at(flow: Flow, dialog: Dialog) -> float | None:
     """When the current state's `timeout` transition is due, or None (none, or held until activity)."""
-    if session.timeout_held:
+    if dialog.timeout_held:
         return None
-    sp = plan(flow).states.get(session.state)
+    sp = plan(flow).states.get(dialog.state)
     if sp is None or sp.timeout is None:
         return None
-    return idle_since(session) + float(sp.timeout.after or 0)
+    return idle_since(dialog) + float(sp.timeout.after or 0)
 
 
 def timer_at(flow: Flow, dialog: Dialog) -> float | None:
@@ -58,33 +58,33 @@ def timer_at(flow: Flow, dialog: Dialog) -> float | None:
     return remind if timeout is None or remind < timeout else timeout
 
 
-def next_due(flow: Flow, session: Dialog | None) -> float | None:
+def next_due(flow: Flow, dialog: Dialog | None) -> float | None:
     """The earliest time a reminder, a timeout or the expiry of this dialog is due (may be past)."""
-    if session is None:
+    if dialog is None:
         return None
-    due = expires_at(flow, session)
-    for when in (reminder_at(flow, session), timeout_at(flow, session)):
+    due = expires_at(flow, dialog)
+    for when in (reminder_at(flow, dialog), timeout_at(flow, dialog)):
         if when is not None and when < due:
             due = when
     return due
 
 
-def tick(flow: Flow, session: Dialog, now: float) -> StepResult:
+def tick(flow: Flow, dialog: Dialog, now: float) -> StepResult:
     """Fire what is due at `now` in a live (not expired) dialog; a tick is not activity."""
     fp = plan(flow)
-    sp = fp.states[session.state]
-    remind_when = reminder_at(flow, session)
+    sp = fp.states[dialog.state]
+    remind_when = reminder_at(flow, dialog)
     reminder_due = remind_when is not None and now >= remind_when
     held = False
     tr = sp.timeout
-    if tr is not None and not session.timeout_held and now >= idle_since(session) + float(tr.after or 0):
-        if not tr.conditions or holds(tr.conditions, session.data):
+    if tr is not None and not dialog.timeout_held and now >= idle_since(dialog) + float(tr.after or 0):
+        if not tr.conditions or holds(tr.conditions, dialog.data):
             # due together: only the timeout fires, this spell's reminder is spent
-            s = copy_dialog(session, reminded=session.reminded or reminder_due)
+            s = copy_dialog(dialog, reminded=dialog.reminded or reminder_due)
             replies: list[Reply] = []
             events: list[Event] = []
             after, ended = fire(fp, s, tr, now, replies, events)
-            reason = (f"The dialog stayed {value_text(float(tr.after or 0))} s in {session.state}; "
+            reason = (f"The dialog stayed {value_text(float(tr.after or 0))} s in {dialog.state}; "
                       f"timeout transition {tr.id} fired")
             if ended:
                 return StepResult(None, replies, events, tr.id,
@@ -93,16 +93,16 @@ def tick(flow: Flow, session: Dialog, now: float) -> StepResult:
             return StepResult(after, replies, events, tr.id, reason + ".", "transition", touched=False)
         held = True
     if reminder_due:
-        s = copy_dialog(session, reminded=True, timeout_held=session.timeout_held or held)
+        s = copy_dialog(dialog, reminded=True, timeout_held=dialog.timeout_held or held)
         replies = []
         add_message(replies, fp.reminder, s.data)  # type: ignore[arg-type]
-        reason = f"The user has been idle in {session.state} for {idle_text(now - session.updated_at)} s; reminder sent."
+        reason = f"The user has been idle in {dialog.state} for {idle_text(now - dialog.updated_at)} s; reminder sent."
         if held:
             reason += f" Timeout {tr.id} is due but its condition does not hold."  # type: ignore[union-attr]
         return StepResult(s, replies, [], None, reason, "reminder", touched=False)
     if held:
-        s = copy_dialog(session, timeout_held=True)
+        s = copy_dialog(dialog, timeout_held=True)
         return StepResult(s, [], [], None,
                           f"Timeout {tr.id} is due but its condition does not hold; "  # type: ignore[union-attr]
                           "it waits for the next activity.", "held", touched=False)
-    return StepResult(session, [], [], None, "Nothing is due yet.", "ignored", touched=False)
+    return StepResult(dialog, [], [], None, "Nothing is due yet.", "ignored", touched=False)

@@ -38,25 +38,25 @@ class Recording:
     unreplayable: str | None = None
 
 
-def _turn(flow: Flow, session: Dialog | None, rec: Recorded) -> list[StepResult]:
+def _turn(flow: Flow, dialog: Dialog | None, rec: Recorded) -> list[StepResult]:
     """The turn on `flow` at the recorded time: timers due by then fire first, as the runtime's would."""
-    results = catch_up(flow, session, rec.t)
+    results = catch_up(flow, dialog, rec.t)
     if results:
-        session = results[-1].dialog
+        dialog = results[-1].dialog
     if rec.is_timer:
-        return results or [step(flow, session, Update.tick(), rec.t)]
+        return results or [step(flow, dialog, Update.tick(), rec.t)]
     update, _ = parse_update(rec.update)
-    return results + [step(flow, session, update, rec.t)]
+    return results + [step(flow, dialog, update, rec.t)]
 
 
 def replay_dialog(flow: Flow, dialog: Recording) -> dict[str, Any] | None:
     """None when every turn gives the recorded replies and state; else the first turn that differs."""
-    session: Dialog | None = None
+    replayed: Dialog | None = None
     for index, rec in enumerate(dialog.turns):
-        results = _turn(flow, session, rec)
-        session = results[-1].dialog if results else session
+        results = _turn(flow, replayed, rec)
+        replayed = results[-1].dialog if results else replayed
         replies = [r.text for res in results for r in res.replies]
-        state = session.state if session is not None else None
+        state = replayed.state if replayed is not None else None
         fired = next((r.transition for r in reversed(results) if r.transition), None)
         differs = [k for k, same in (("replies", replies == rec.replies), ("state", state == rec.state)) if not same]
         if differs:

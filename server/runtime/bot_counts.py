@@ -30,9 +30,9 @@ async def bot_counts(store: DialogStore, bot: str, cap: int = SAMPLE_CAP) -> Bot
             counts.complete = False
             break
         counts.read += 1
-        session = await store.dialog(bot, user)
-        if session is not None:
-            counts.dialogs[str(session.get("version") or "")] += 1
+        dialog = await store.dialog(bot, user)
+        if dialog is not None:
+            counts.dialogs[str(dialog.get("version") or "")] += 1
     async for user in store.outbox_users(bot):
         if queued >= cap:
             counts.complete = False

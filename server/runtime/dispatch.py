@@ -275,7 +275,7 @@ class Dispatcher:
         had_timer = stored is not None and stored.get("due") is not None
         if lost is not None:  # the store lost the running dialog (or rewound it): it starts again
             stored = None
-        session = Dialog.from_dict(stored) if stored is not None else None
+        dialog = Dialog.from_dict(stored) if stored is not None else None
         catalog = self.catalog  # both versions are nearly always loaded: asked without a coroutine first
         arms = bot.arms
         if arms is None:
@@ -285,15 +285,15 @@ class Dispatcher:
         else:  # an experiment runs: a dialog that opens starts on the user's arm
             # A dialog the experiment opened runs on that arm already: no hash on its every turn.
             tagged = stored is not None and stored.get(ARM_TAG) == arms.id
-            arm = session.version if tagged else arms.version_for(bot.id, turn.user)  # type: ignore[union-attr]
+            arm = dialog.version if tagged else arms.version_for(bot.id, turn.user)  # type: ignore[union-attr]
             latest = catalog.loaded(arms.flow_id, arm)
             if isinstance(latest, Missing):
                 latest = await catalog.flow(arms.flow_id, arm)
-        flow = catalog.loaded(session.flow, session.version) if session is not None else None
+        flow = catalog.loaded(dialog.flow, dialog.version) if dialog is not None else None
         if isinstance(flow, Missing):
-            flow = await catalog.flow(session.flow, session.version)  # type: ignore[union-attr]
+            flow = await catalog.flow(dialog.flow, dialog.version)  # type: ignore[union-attr]
         if flow is None:
-            session, flow = None, latest  # never started, or its version is gone
+            dialog, flow = None, latest  # never started, or its version is gone
         if flow is None:  # the bot serves nothing (deleted?): a dialog left over is dropped
             items = opening_items(turn.user, chat, callback_id, now)
             if stored is not None or items:
@@ -301,7 +301,7 @@ class Dispatcher:
             return None
         if update.kind == "tick" and stored is not None and stored.get("due") is not None and stored["due"] <= now:
             metrics.TIMER_LAG_SECONDS.observe(now - stored["due"])
-        result = step(flow, session, update, now, latest=latest)
+        result = step(flow, dialog, update, now, latest=latest)
         if require_fire and result.transition is None:
             return result
         after = result.dialog.to_dict() if result.dialog is not None else None
@@ -311,14 +311,14 @@ class Dispatcher:
             after["chat_id"] = None
             # Counted up on every turn, so the store's going back in time shows (`stores.lost`).
             after["turn"] = (lost[1] if lost is not None else (stored or {}).get("turn") or 0) + 1
-        expired = session is not None and now >= session.updated_at + flow.settings.session_ttl
-        live = None if expired else session
+        expired = dialog is not None and now >= dialog.updated_at + flow.settings.session_ttl
+        live = None if expired else dialog
         commit = TurnCommit(after, dedupe=dedupe, had_timer=had_timer, outbox_lease=OUTBOX_LEASE)
         if self.counting:
             commit.counts = Counts([], prior_gone=live is None)
         edit = None
-        if pressed is not None and session is not None:
-            pressed_in = flow.state(session.state)
+        if pressed is not None and dialog is not None:
+            pressed_in = flow.state(dialog.state)
             if pressed_in is not None and pressed_in.after_press != "keep":
                 edit = {**pressed, "mode": pressed_in.after_press}
         commit.outbox = opening_items(turn.user, chat, callback_id, now, edit)
@@ -328,10 +328,10 @@ class Dispatcher:
         if arms is not None:
             arms.count(stored, live, result, after, commit.counts, now)
         if not (update.kind == "tick" and result.outcome == "ignored"):
-            before = session.state if session is not None else None
+            before = dialog.state if dialog is not None else None
             if bot.masking:
                 commit.timeline = timeline.record(now, update, before, result, after, masking=bot.masking,
-                                                  flow=flow, before_data=session.data if session is not None else None)
+                                                  flow=flow, before_data=dialog.data if dialog is not None else None)
             else:  # the store keeps the dialog's snapshot beside it (`timeline.as_record`)
                 commit.timeline = timeline.brief(now, update, before, result, after)
         await self.commit(turn, commit)

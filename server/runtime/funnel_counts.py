@@ -72,9 +72,9 @@ def expired_fields(stored: dict[str, Any], now: float) -> tuple[str, str]:
     return group(str(stored.get("flow")), stored.get("version"), now, stored.get("language")), f"x:{stored.get('state')}"
 
 
-def ledger_info(session: dict[str, Any]) -> str:
+def ledger_info(dialog: dict[str, Any]) -> str:
     """What the Redis store remembers of a dialog to count its expiry: its group prefix, a tab, its state."""
-    return f"{session.get('flow')}|{counted(session.get('version'), session.get('language'))}\t{session.get('state')}"
+    return f"{dialog.get('flow')}|{counted(dialog.get('version'), dialog.get('language'))}\t{dialog.get('state')}"
 
 
 def median_seconds(buckets: dict[int, int]) -> float | None:

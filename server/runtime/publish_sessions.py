@@ -78,10 +78,10 @@ def _migrated(stored: dict[str, Any], target: Flow, now: float, masking: Masking
     moved = dict(stored)
     moved["flow"], moved["version"] = target.id, target.version
     moved["history"] = [state for state in stored.get("history") or [] if target.has_state(state)]
-    session = Dialog.from_dict(moved)
+    dialog = Dialog.from_dict(moved)
     text = (f"Publish of {target.id} v{target.version}: dialog migrated from "
             f"{stored.get('flow')} v{stored.get('version')}.")
-    ttl = max(1, math.ceil(min(session.updated_at + target.settings.session_ttl - now, MAX_KEY_TTL)))
-    moved["due"] = timer_at(target, session)
+    ttl = max(1, math.ceil(min(dialog.updated_at + target.settings.session_ttl - now, MAX_KEY_TTL)))
+    moved["due"] = timer_at(target, dialog)
     return TurnCommit(moved, ttl=ttl, timer_due=moved["due"],
-                 timeline=timeline.note(now, "migrated", session.state, text, moved, masking, target))
+                 timeline=timeline.note(now, "migrated", dialog.state, text, moved, masking, target))

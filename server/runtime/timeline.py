@@ -27,11 +27,11 @@ def describe(update: Update) -> str:
     return ""
 
 
-def snapshot(session: dict[str, Any] | None) -> dict[str, Any] | None:
+def snapshot(dialog: dict[str, Any] | None) -> dict[str, Any] | None:
     """The part of a stored dialog the inspection routes show."""
-    if session is None:
+    if dialog is None:
         return None
-    return {key: session.get(key) for key in ("flow", "version", "state", "data", "history")}
+    return {key: dialog.get(key) for key in ("flow", "version", "state", "data", "history")}
 
 
 def brief(now: float, update: Update, before: str | None, result: StepResult,
@@ -80,9 +80,9 @@ def expand(entry: list[Any], snap: dict[str, Any] | None) -> dict[str, Any]:
     return {"t": now, "e": entries, "s": snap}
 
 
-def as_record(saved: dict[str, Any] | list[Any], session: dict[str, Any] | None) -> dict[str, Any]:
-    """What a turn saved as its timeline (a record, or a brief beside the dialog `session`) as a record."""
-    return saved if isinstance(saved, dict) else expand(saved, snapshot(session))
+def as_record(saved: dict[str, Any] | list[Any], dialog: dict[str, Any] | None) -> dict[str, Any]:
+    """What a turn saved as its timeline (a record, or a brief beside the saved dialog) as a record."""
+    return saved if isinstance(saved, dict) else expand(saved, snapshot(dialog))
 
 
 def record(now: float, update: Update, before: str | None, result: StepResult,

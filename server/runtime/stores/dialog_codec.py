@@ -38,18 +38,18 @@ _as_dict = msgspec.structs.asdict
 _all_fields = itemgetter(*FIELDS)
 
 
-def encode(session: dict[str, Any]) -> bytes:
+def encode(dialog: dict[str, Any]) -> bytes:
     """The dialog as an array of its FIELDS' values (trailing absent ones left off), then a map of any
     other keys it has, so nothing is ever dropped."""
-    if len(session) == _COUNT:
+    if len(dialog) == _COUNT:
         try:  # exactly the FIELDS, the usual case: their values picked in C, a third of the time of the loop
-            return _pack(_all_fields(session))
+            return _pack(_all_fields(dialog))
         except KeyError:
             pass
-    values = [session.get(name, _ABSENT) for name in FIELDS]
+    values = [dialog.get(name, _ABSENT) for name in FIELDS]
     absent = values.count(_ABSENT)
-    if len(session) + absent > _COUNT:  # keys of its own: kept in a map after the fields
-        return _pack([*values, {k: v for k, v in session.items() if k not in _POSITION}])
+    if len(dialog) + absent > _COUNT:  # keys of its own: kept in a map after the fields
+        return _pack([*values, {k: v for k, v in dialog.items() if k not in _POSITION}])
     if absent:
         while values and values[-1] is _ABSENT:
             values.pop()
@@ -65,9 +65,9 @@ def decode(raw: bytes) -> dict[str, Any]:
     found = _unpack(raw)
     if raw[0] not in _ARRAY_HEADS:
         return found
-    session = dict(zip(FIELDS, found))
+    dialog = dict(zip(FIELDS, found))
     if len(found) < _COUNT or _ABSENT in found:  # only then can a field be missing (Ext values are equal by content)
-        session = {name: value for name, value in session.items() if not isinstance(value, msgspec.msgpack.Ext)}
+        dialog = {name: value for name, value in dialog.items() if not isinstance(value, msgspec.msgpack.Ext)}
     if len(found) > _COUNT:
-        session.update(found[_COUNT])
-    return session
+        dialog.update(found[_COUNT])
+    return dialog

@@ -46,26 +46,26 @@ class DialogPage:
     next: str | None = None
 
 
-def line(user: str, session: dict[str, Any]) -> DialogLine:
+def line(user: str, dialog: dict[str, Any]) -> DialogLine:
     """The list line of a stored dialog."""
-    version = session.get("version")
-    return DialogLine(user, session.get("flow"), version if isinstance(version, int) else None,
-                      session.get("state"), float(session.get("updated_at") or 0.0))
+    version = dialog.get("version")
+    return DialogLine(user, dialog.get("flow"), version if isinstance(version, int) else None,
+                      dialog.get("state"), float(dialog.get("updated_at") or 0.0))
 
 
-def key_of(session: dict[str, Any]) -> CountKey:
+def key_of(dialog: dict[str, Any]) -> CountKey:
     """What the counts group a dialog by."""
-    found = line("", session)
+    found = line("", dialog)
     return found.flow, found.version, found.state
 
 
-def wanted(search: Search, user: str, session: dict[str, Any]) -> bool:
+def wanted(search: Search, user: str, dialog: dict[str, Any]) -> bool:
     """Whether a dialog belongs in the listing (user id, state and version filters)."""
     if (search.exact and user != search.user) or not user.startswith(search.user):
         return False
-    if search.state is not None and session.get("state") != search.state:
+    if search.state is not None and dialog.get("state") != search.state:
         return False
-    return search.version is None or session.get("version") == search.version
+    return search.version is None or dialog.get("version") == search.version
 
 
 def check(search: Search) -> None:

@@ -59,11 +59,11 @@ class LostWatch:
         self.turns: dict[str, tuple[int, float, bytes | None, int]] = {}
         self._rewound_reported: tuple[bytes | None, int] | None = None  # (epoch, moves) of the last one logged
 
-    def remember(self, base: str, session: dict[str, Any] | None, expires: float) -> None:
-        """A commit of this process saved `session` (None: dropped it)."""
+    def remember(self, base: str, dialog: dict[str, Any] | None, expires: float) -> None:
+        """A commit of this process saved `dialog` (None: dropped it)."""
         turns = self.turns
         turns.pop(base, None)
-        turn = session.get("turn") if session is not None else None
+        turn = dialog.get("turn") if dialog is not None else None
         if turn.__class__ is int:
             turns[base] = (turn, expires, self.epoch, self.moves)
             if len(turns) > REMEMBER_MAX + REMEMBER_MAX // 8:
@@ -145,20 +145,20 @@ class LostWatch:
         metrics.DIALOGS_LOST.labels(RESTARTED).inc()
         return RESTARTED, 0
 
-    async def loaded(self, base: str, session: dict[str, Any] | None, now: float,
+    async def loaded(self, base: str, dialog: dict[str, Any] | None, now: float,
                      mark: int | None = None) -> tuple[str, int] | None:
         """Why the dialog read for `base` is not the one this process (or, by its turn `mark`, any replica)
         last committed, when it was lost, and the turn number it had."""
         known = self.turns.get(base)
         if mark is not None:  # some replica committed turn `mark` when a failover came (`turn_marks`)
-            stored = session.get("turn") if session is not None else None
-            if session is None or (stored.__class__ is int and stored < mark):
+            stored = dialog.get("turn") if dialog is not None else None
+            if dialog is None or (stored.__class__ is int and stored < mark):
                 turn = max(mark, known[0]) if known is not None and known[2] == self.epoch else mark
                 return await self._rewound(stored, turn, now)
         if known is None:
-            return None if session is not None else await self.unknown(base, now)
+            return None if dialog is not None else await self.unknown(base, now)
         turn, expires, epoch, moves = known
-        if session is None:
+        if dialog is None:
             if now >= expires:
                 return None  # it expired
             await self.check_epoch()
@@ -167,7 +167,7 @@ class LostWatch:
             await self.call("SREM", self.users_key, base)  # told here: no other replica tells it again
             metrics.DIALOGS_LOST.labels(RESTARTED).inc()
             return RESTARTED, turn
-        stored = session.get("turn")
+        stored = dialog.get("turn")
         if stored.__class__ is not int or stored >= turn or epoch != self.epoch:
             return None  # as written or later; or written before Redis began again, whose numbers began again
         return await self._rewound(stored, turn, now)

@@ -43,9 +43,9 @@ class MemoryStore(DialogStore):
         found = []
         for key in list(self._dialogs):
             if key[0] == bot:
-                session = self._dialog(key)
-                if session is not None:
-                    found.append((key[1], session))
+                dialog = self._dialog(key)
+                if dialog is not None:
+                    found.append((key[1], dialog))
         return found
 
     def dialog_counts(self, bot: str) -> Coroutine[Any, Any, dict[CountKey, int]]:

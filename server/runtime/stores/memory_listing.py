@@ -17,7 +17,7 @@ class MemoryListing(Listing):
         self._running = running
 
     async def dialog_counts(self, bot: str) -> dict[CountKey, int]:
-        return dict(Counter(key_of(session) for _, session in self._running(bot)))
+        return dict(Counter(key_of(dialog) for _, dialog in self._running(bot)))
 
     async def dialog_page(self, bot: str, search: Search) -> DialogPage:
         check(search)

@@ -84,7 +84,7 @@ class RedisListing(Listing):
         cursor, pattern = 0, self._pattern(bot)
         while True:
             cursor, found = await self._batch(cursor, pattern, bot)
-            counts.update(key_of(session) for _, session in found)
+            counts.update(key_of(dialog) for _, dialog in found)
             if cursor == 0:
                 return dict(counts)
 
@@ -92,10 +92,10 @@ class RedisListing(Listing):
         check(search)
         if search.exact:
             raw = await self.conn.call("GET", self.conn.keys.user(bot, search.user) + "d")
-            session = dialog_codec.decode(raw) if raw is not None else None
-            if session is None or not wanted(search, search.user, session):
+            dialog = dialog_codec.decode(raw) if raw is not None else None
+            if dialog is None or not wanted(search, search.user, dialog):
                 return DialogPage([])
-            return DialogPage([line(search.user, session)])
+            return DialogPage([line(search.user, dialog)])
         # Pages end where a SCAN step does, so the next one goes on from a cursor of Redis's own: SCAN returns
         # every key there the whole walk whatever Redis does to its table meanwhile (a dialog may show twice
         # if the table shrinks). Walking one step again would not do: once Redis resizes or rehashes its

@@ -114,8 +114,8 @@ class RedisTurns(DialogTurns):
         if optimistic:
             raw = self.written.raw.get(base)
             if raw is not None:  # the commit checks lock, mark and dialog (`handle`) in its one script
-                session = (self.written.decoded.get(base) or _dialog(raw)) if raw else None
-                return Loaded(OK, session, handle=raw, locked=False)
+                dialog = (self.written.decoded.get(base) or _dialog(raw)) if raw else None
+                return Loaded(OK, dialog, handle=raw, locked=False)
         sets = self._keys_of(bot, int(self.conn.clock() // MARK_BUCKET)).marks
         reply = await self.conn.run(BEGIN, [base + "l", base + "d", self.conn.keys.turn_mark(base), *sets],
                                 [token, LOCK_MS, mark(user, dedupe) if dedupe is not None else ""])

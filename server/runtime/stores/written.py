@@ -24,15 +24,15 @@ class Written:
         self.decoded: dict[str, dict[str, Any]] = {}
         self.written_max, self.decoded_max = written_max, decoded_max
 
-    def remember(self, base: str, raw: bytes, session: dict[str, Any] | None) -> None:
+    def remember(self, base: str, raw: bytes, dialog: dict[str, Any] | None) -> None:
         written, decoded = self.raw, self.decoded
         written.pop(base, None)  # re-inserted last, so the order stays the order of writes
         written[base] = raw
         if len(written) > self.written_max + self.written_max // 8:
             _drop_oldest(written, self.written_max // 8)
         decoded.pop(base, None)
-        if session is not None:
-            decoded[base] = session
+        if dialog is not None:
+            decoded[base] = dialog
             if len(decoded) > self.decoded_max + self.decoded_max // 8:
                 _drop_oldest(decoded, self.decoded_max // 8)
 
