@@ -26,7 +26,7 @@ KIND_WORDS = {
 # What the engine did, by the step's kind (its outcome code) and the states and transition the record holds
 # (the params): the reader's words for the engine's English `reason`, which stays in the API and the record.
 EXPLANATIONS = {
-    "transition": N_("Transition %(transition)s led from %(before)s to %(state)s."),
+    "transition": N_("A transition led from %(before)s to %(state)s."),
     "opened": N_("A dialog opened in %(state)s."),
     "fallback": N_("The bot did not understand this in %(state)s and sent its fallback text."),
     "input_invalid": N_("The answer does not fit what %(state)s asks for; the bot said so."),

@@ -73,4 +73,4 @@ def test_states_are_named_by_their_titles_where_they_have_one() -> None:
         said = explanation("transition", "ask_phone", "name_ok", "ask_name", {"ask_name": "Имя"})
     finally:
         i18n.set_language("en")
-    assert said == "Переход «name_ok» привёл из «Имя» в «ask_phone»."
+    assert said == "Переход из «Имя» в «ask_phone»."
