@@ -83,7 +83,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="design workers of the server under test")
     args = parser.parse_args()
     fake_port = free_port()
-    fake = subprocess.Popen([sys.executable, "-m", "server.devtools.fake_max", "--port", str(fake_port)],
+    fake = subprocess.Popen([sys.executable, "-m", "server.channels.max.fake", "--port", str(fake_port)],
                             cwd=HERE.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_ready(f"http://127.0.0.1:{fake_port}/_fake/calls")

@@ -51,8 +51,10 @@ def child(tree: Path, states: int, rounds: int, workers: int) -> dict[str, Any]:
 
     flow_service.get_draft = get_draft  # type: ignore[assignment]
     folder = tempfile.mkdtemp(prefix="botflow-panel-")
+    # A checkout from before the design pool has no such setting: its design work is inline anyway.
+    pool = {"design_workers": workers} if "design_workers" in getattr(Settings, "__dataclass_fields__", {}) else {}
     app = create_app(Settings(database_url=f"sqlite+aiosqlite:///{folder}/bench.db", bootstrap_token="bench-token",
-                              secret_key="bench-secret", design_workers=workers))
+                              secret_key="bench-secret", **pool))
     headers = {"Authorization": "Bearer bench-token", "HX-Request": "true"}
     posts, loads, reads = [], [], []
     with TestClient(app) as client:

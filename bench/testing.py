@@ -141,7 +141,7 @@ async def replaying_from_redis(n: int, url: str) -> None:
             for rec in records:
                 token = new_token()
                 loaded = await store.begin("bench", user, token)
-                await store.commit("bench", user, token, TurnCommit(session=None, timeline=rec, had_timer=False), loaded)
+                await store.commit("bench", user, token, TurnCommit(dialog=None, timeline=rec, had_timer=False), loaded)
 
         w = time.perf_counter()
         for start in range(0, len(timelines), 500):
