@@ -21,7 +21,7 @@ from server.errors import AppError
 log = logging.getLogger("botflow.design")
 T = TypeVar("T")
 BUSY_RETRY = 5  # seconds a refused job is asked to wait (Retry-After)
-WORKER_NICENESS = 10
+WORKER_NICENESS = 19
 
 
 def _yield_to_webhooks() -> None:
