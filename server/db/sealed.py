@@ -135,22 +135,30 @@ class Sealed(TypeDecorator[str]):
 async def seal_stored(db: Any) -> int:
     """Encrypt every bot secret still in clear (rows from before encryption) and re-encrypt those under an
     older key (rotation); returns how many values changed. Safe to run on several replicas at once."""
-    changed = 0
-    async with db.engine.begin() as conn:
+    async with db.engine.connect() as conn:
         rows = (await conn.execute(text("SELECT id, token, webhook_secret FROM bots"))).all()
-        for row in rows:
-            values = {}
-            for column in SEALED_COLUMNS:
-                stored = getattr(row, column)
-                if stored is None or BOX.current(stored):
-                    continue
-                clear = BOX.open(stored)
-                if clear is not None:
-                    values[column] = BOX.seal(clear)
-            if values:
-                sets = ", ".join(f"{name} = :{name}" for name in values)
-                await conn.execute(text(f"UPDATE bots SET {sets} WHERE id = :id"), {**values, "id": row.id})
-                changed += len(values)
+    changed = 0
+    for row in rows:
+        values, was = {}, {}
+        for column in SEALED_COLUMNS:
+            stored = getattr(row, column)
+            if stored is None or BOX.current(stored):
+                continue
+            clear = BOX.open(stored)
+            if clear is not None:
+                values[column], was[f"was_{column}"] = BOX.seal(clear), stored
+        if not values:
+            continue
+        # One short transaction per row that starts by writing, and only over the value read: replicas that
+        # start together wait for each other's write (SQLite refuses a transaction that read first and then
+        # writes while another writes, it does not wait), and a row another replica sealed meanwhile stays.
+        sets = ", ".join(f"{name} = :{name}" for name in values)
+        same = " AND ".join(f"{name} = :was_{name}" for name in values)
+        async with db.engine.begin() as conn:
+            done = await conn.execute(text(f"UPDATE bots SET {sets} WHERE id = :id AND {same}"),
+                                      {**values, **was, "id": row.id})
+        if done.rowcount:
+            changed += len(values)
     if changed:
         log.info("encrypted %d bot secrets with the current key", changed)
     return changed

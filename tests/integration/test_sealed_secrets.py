@@ -59,3 +59,30 @@ async def test_rows_from_before_are_encrypted_at_start_up_and_a_new_key_takes_ov
     for column, clear in (("token", b"old-plain-token"), ("webhook_secret", b"old_plain_secret")):
         value = await stored(database_url, column)
         assert Fernet(new).decrypt(value[len(PREFIX):].encode()) == clear  # the old key is no longer needed
+
+
+async def test_replicas_starting_together_seal_every_row_once_and_none_fails(database_url):
+    import asyncio
+    from types import SimpleNamespace
+
+    from server.db.sealed import BOX, seal_stored
+
+    values = ", ".join(f"('v{n}', '', 'plain-token-{n}', 'plain_secret_{n}', false, 30, '[]', '[]', "
+                       "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)" for n in range(40))
+    await run_sql(database_url, text("INSERT INTO bots (id, title, token, webhook_secret, require_tests, "
+                                     f"retention_days, mask_keys, mask_inputs, created_at, updated_at) VALUES {values}"))
+    key = Fernet.generate_key()
+    saved = dict(vars(BOX))  # the box is the process's: other tests' apps keep theirs afterwards
+    BOX.configure([key])
+    engines = [make_engine(database_url) for _ in range(3)]
+    try:
+        changed = await asyncio.gather(*(seal_stored(SimpleNamespace(engine=e)) for e in engines))
+    finally:
+        for engine in engines:
+            await engine.dispose()
+        vars(BOX).clear()
+        vars(BOX).update(saved)
+    assert sum(changed) == 80, changed  # every value sealed by exactly one of them
+    for n in (0, 17, 39):
+        token = await run_sql(database_url, text(f"SELECT token FROM bots WHERE id = 'v{n}'"))
+        assert Fernet(key).decrypt(token[len(PREFIX):].encode()) == f"plain-token-{n}".encode()
