@@ -230,7 +230,7 @@ def test_the_live_dialogs_and_the_transcript_in_russian(browser, app: App, watch
         expect(transcript.locator('li[data-kind="reply"]').first).to_contain_text("бот ответил")
         # The engine's steps are said in Russian from their kind and states; its English reason stays folded.
         expect(transcript.locator('li[data-kind="transition"] [data-testid="tr-explained"]').first).to_contain_text(
-            "Переход «")
+            "Переход из «")
         expect(transcript.get_by_role("button", name="Открыть в симуляторе с этой точки").first).to_be_visible()
         expect(page.locator("#live-transcript")).to_contain_text("Сейчас: «Телефон» (Регистрация, версия 1).")
         live.scroll_into_view_if_needed()
