@@ -23,7 +23,7 @@ KIND_WORDS = {
     "command:restart": N_("restarted"), "command:back": N_("went back"), "command:help": N_("asked for help"),
 }
 
-# What the engine did, by the step's kind (its outcome code) and the states and transition the record holds
+# What the engine did, by the step's kind (its outcome code) and the states the record holds
 # (the params): the reader's words for the engine's English `reason`, which stays in the API and the record.
 EXPLANATIONS = {
     "transition": N_("A transition led from %(before)s to %(state)s."),
@@ -44,7 +44,7 @@ EXPLANATIONS = {
 }
 
 
-def explanation(kind: str, state: str | None, transition: str | None, before: str | None,
+def explanation(kind: str, state: str | None, before: str | None,
                 names: dict[str, str] | None = None) -> str | None:
     """The engine's step said in the reader's language from its kind and params, or None for a kind not listed.
 
@@ -57,8 +57,7 @@ def explanation(kind: str, state: str | None, transition: str | None, before: st
     def shown(name: str | None) -> str:
         return f"«{(names or {}).get(name) or name}»" if name else "—"
 
-    return _(template) % {"state": shown(state), "transition": f"«{transition}»" if transition else "—",
-                          "before": shown(before)}
+    return _(template) % {"state": shown(state), "before": shown(before)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +89,7 @@ class Line:
 
     def why(self, names: dict[str, str] | None = None) -> str | None:
         """The engine's step in the reader's words (from the kind, states and transition), when the kind has some."""
-        return explanation(self.kind, self.state, self.transition, self.before, names) if self.explains else None
+        return explanation(self.kind, self.state, self.before, names) if self.explains else None
 
     @property
     def explains(self) -> bool:

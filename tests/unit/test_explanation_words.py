@@ -20,14 +20,14 @@ MADE = re.compile(r'"((?:command:)?[a-z_]+)"(?:, touched=False)?\)')
 def russian(kind: str) -> str:
     i18n.set_language("ru")
     try:
-        return explanation(kind, "ask_name", "t1", "start") or ""
+        return explanation(kind, "ask_name", "start") or ""
     finally:
         i18n.set_language("en")
 
 
 def test_every_explanation_reads_in_russian() -> None:
     for kind in EXPLANATIONS:
-        said, english = russian(kind), explanation(kind, "ask_name", "t1", "start")
+        said, english = russian(kind), explanation(kind, "ask_name", "start")
         assert said and said != english and re.search("[а-яё]", said), (kind, said)
         assert "%(" not in said
 
@@ -70,7 +70,7 @@ def test_the_golden_dialogs_explain_every_step_in_russian() -> None:
 def test_states_are_named_by_their_titles_where_they_have_one() -> None:
     i18n.set_language("ru")
     try:
-        said = explanation("transition", "ask_phone", "name_ok", "ask_name", {"ask_name": "Имя"})
+        said = explanation("transition", "ask_phone", "ask_name", {"ask_name": "Имя"})
     finally:
         i18n.set_language("en")
     assert said == "Переход из «Имя» в «ask_phone»."
