@@ -343,7 +343,9 @@ export class Simulator extends EventTarget {
     const title = result.state ? this.stateTitle(result.state) : "";
     this.stateTitleOut.textContent = title && title !== result.state ? `«${title}»` : "";
     const fired = result.fired || {};
-    const summary = fired.own ? null : outcomeWords(result.outcome, fired.transition, result.state);
+    // States by the titles the canvas shows (the id stays in the line above).
+    const shown = title && title !== result.state ? `«${title}»` : result.state;
+    const summary = fired.own ? null : outcomeWords(result.outcome, fired.transition, shown);
     if (summary) {
       // The engine explains itself in English: in another language the outcome is said in the reader's
       // words, and the engine's full sentence stays one hover away.

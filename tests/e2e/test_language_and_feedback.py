@@ -46,7 +46,7 @@ def test_russian_ui_from_the_browser_language_and_the_switch(browser: Browser, a
         shoot(page, "ru-editor-state-panel")
         # What a step did is said in Russian; the engine's English sentence is the line's tooltip.
         fired = page.locator("[data-sim-fired]")
-        for text, said in (("привет", "Начался диалог, состояние ask_name."), ("Мария", "Переход name_ok; диалог в состоянии ask_phone.")):
+        for text, said in (("привет", "Начался диалог, состояние «Имя»."), ("Мария", "Переход name_ok; диалог в состоянии «Телефон».")):
             page.locator("[data-sim-input]").fill(text)
             page.locator("[data-sim-input]").press("Enter")
             expect(fired).to_contain_text(said)
