@@ -1,7 +1,5 @@
 // Edits of a flow document (`botflow/v1`) made on the canvas. Each returns a new document; none mutates.
 
-const STATE_ID = /^[a-z][a-z0-9_]{0,63}$/;
-
 export function clone(doc) {
   return structuredClone(doc);
 }
@@ -159,10 +157,6 @@ export function pasteStates(doc, clip, offset) {
   }
   if (!next.start && next.states.length) next.start = next.states[0].id;
   return { doc: next, ids: Object.values(rename) };
-}
-
-export function isStateId(value) {
-  return STATE_ID.test(value);
 }
 
 function round(pos) {
