@@ -15,9 +15,9 @@ from flows.limits import MAX_SECONDS
 from flows.markup import FORMATS, PICTURE_URL, html_problem
 from flows.said import Said
 from flows.model import AFTER_PRESS, ATTACHMENT_KINDS, COMMANDS, DEFAULT_SESSION_TTL, FORMAT, INPUT_TYPES, OPS, TRIGGERS
+from flows.keyed_shapes import Assignments, Translated, owners
 from flows.shapes import (
-    Assignments, Flag, Free, ListOf, Literal, Node, Number, Obj, Optional, PatternText, Shaped, Switch, Text,
-    Translated, Word, owners,
+    Flag, Free, ListOf, Literal, Node, Number, Obj, Optional, PatternText, Shaped, Switch, Text, Word,
 )
 
 ID_MAX = 64  # characters of a flow or state id; the designer's id field takes its length and pattern from here
