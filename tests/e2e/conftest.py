@@ -142,6 +142,20 @@ def login(context: BrowserContext, app: App, user: str, watch: Watch, password: 
     return page
 
 
+@pytest.fixture(params=["ru", "en"])
+def person(request: pytest.FixtureRequest, browser: Browser, app: App, watch: Watch) -> Iterator[tuple[Page, str]]:
+    """A new editor signed in from a 1280x800 browser asking for Russian or English; (page, language)."""
+    lang = request.param
+    name = f"ed{lang}{secrets.token_hex(4)}"
+    made = app.api("POST", "/api/users", json={"username": name, "role": "editor", "password": PASSWORD})
+    assert made.status_code == 201, made.text
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="ru-RU" if lang == "ru" else "en-US")
+    try:
+        yield login(ctx, app, name, watch), lang
+    finally:
+        ctx.close()
+
+
 @pytest.fixture
 def context(browser: Browser) -> Iterator[BrowserContext]:
     ctx = browser.new_context(viewport={"width": 1500, "height": 900}, accept_downloads=True, locale="en-US")

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import random
 import secrets
-from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from tests.e2e.canvas import click_state, document, open_editor, settle, wait_until
-from tests.e2e.conftest import PASSWORD, App, Watch, login, shoot
+from tests.e2e.conftest import App, shoot
 
 pytestmark = pytest.mark.e2e
 
@@ -47,20 +46,6 @@ def imported(app: App, states: int) -> str:
     answer = app.api("POST", "/api/flows", content=json.dumps(doc), headers={"Content-Type": "application/json"})
     assert answer.status_code == 201, answer.text
     return doc["id"]
-
-
-@pytest.fixture(params=["ru", "en"])
-def person(request: pytest.FixtureRequest, browser: Browser, app: App, watch: Watch) -> Iterator[tuple[Page, str]]:
-    """An editor signed in from a 1280x800 browser asking for Russian or English."""
-    lang = request.param
-    name = f"imp{lang}{secrets.token_hex(3)}"
-    made = app.api("POST", "/api/users", json={"username": name, "role": "editor", "password": PASSWORD})
-    assert made.status_code == 201, made.text
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="ru-RU" if lang == "ru" else "en-US")
-    try:
-        yield login(ctx, app, name, watch), lang
-    finally:
-        ctx.close()
 
 
 def assert_laid_out(page: Page, states: int) -> None:

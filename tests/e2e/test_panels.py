@@ -3,30 +3,15 @@ arrow keys) and remembers it, folds away for the canvas, the simulator can take 
 and the toolbar fits one line, in Russian and in English."""
 from __future__ import annotations
 
-import secrets
-from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from tests.e2e.canvas import open_editor
-from tests.e2e.conftest import PASSWORD, App, Watch, login, shoot
+from tests.e2e.conftest import App, shoot
 from tests.e2e.test_canvas import import_example
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(params=["ru", "en"])
-def person(request: pytest.FixtureRequest, browser: Browser, app: App, watch: Watch) -> Iterator[tuple[Page, str]]:
-    lang = request.param
-    name = f"room{lang}{secrets.token_hex(3)}"
-    made = app.api("POST", "/api/users", json={"username": name, "role": "editor", "password": PASSWORD})
-    assert made.status_code == 201, made.text
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="ru-RU" if lang == "ru" else "en-US")
-    try:
-        yield login(ctx, app, name, watch), lang
-    finally:
-        ctx.close()
 
 
 def width(page: Page, selector: str) -> float:

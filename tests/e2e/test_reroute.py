@@ -2,14 +2,12 @@
 button's or input's port (the issue: phone -> email ran through "Имя" after a move)."""
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import pytest
-import secrets
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
 
 from tests.e2e.canvas import node_point, open_editor, settle, wait_until
-from tests.e2e.conftest import PASSWORD, App, Watch, login, shoot
+from tests.e2e.conftest import App, shoot
 from tests.e2e.test_canvas import GEOMETRY, import_example, segment_hits_box
 
 pytestmark = pytest.mark.e2e
@@ -17,19 +15,6 @@ pytestmark = pytest.mark.e2e
 PORTS = """(sid) => window.botflowEditor.cy.getElementById('s:' + sid).connectedEdges().filter((e) => !e.isLoop())
     .map((e) => ({id: e.id(), port: e.data('port') || null, se: e.data('se') || null, source: e.source().id(),
                   start: e.sourceEndpoint(), centre: e.source().position()}))"""
-
-
-@pytest.fixture(params=["ru", "en"])
-def person(request: pytest.FixtureRequest, browser: Browser, app: App, watch: Watch) -> Iterator[tuple[Page, str]]:
-    lang = request.param
-    name = f"route{lang}{secrets.token_hex(3)}"
-    made = app.api("POST", "/api/users", json={"username": name, "role": "editor", "password": PASSWORD})
-    assert made.status_code == 201, made.text
-    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, locale="ru-RU" if lang == "ru" else "en-US")
-    try:
-        yield login(ctx, app, name, watch), lang
-    finally:
-        ctx.close()
 
 
 def test_a_moved_card_has_its_edges_routed_around_the_others(person: tuple[Page, str], app: App) -> None:
