@@ -12,7 +12,6 @@ from playwright.sync_api import Browser, Page
 from tests.e2e.canvas import open_editor
 from tests.e2e.conftest import MAX_TOKEN, PASSWORD, ROOT, App, Watch, shoot
 from tests.e2e.test_canvas import import_example
-from tests.e2e.test_panels import person  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,6 @@ from playwright.sync_api import Page, expect
 from tests.e2e.canvas import document, open_editor, settle
 from tests.e2e.conftest import Watch, shoot
 from tests.e2e.test_canvas import import_example
-from tests.e2e.test_panels import person  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.e2e
 
