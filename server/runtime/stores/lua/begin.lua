@@ -11,4 +11,5 @@ if ARGV[3] ~= '' then
     end
   end
 end
-return {0, redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3])}
+local found = redis.call('MGET', KEYS[2], KEYS[3])
+return {0, found[1], found[2]}

@@ -26,8 +26,8 @@ else
     for i = 15, #KEYS do seen = seen or redis.call('SISMEMBER', KEYS[i], A.mark) == 1 end
     if seen then return {3, 2} end
   end
-  local stored = redis.call('GET', KEYS[2])
-  local turn_mark = redis.call('GET', KEYS[14])
+  local found = redis.call('MGET', KEYS[2], KEYS[14])  -- one call: same slot (`keys.turn_mark`)
+  local stored, turn_mark = found[1], found[2]
   if (stored or '') ~= as_read or turn_mark then
     redis.call('SET', KEYS[1], A.token, 'PX', A.lock_ms)
     return {3, 0, stored, turn_mark}
