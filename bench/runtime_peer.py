@@ -72,7 +72,10 @@ class Peer:
     """bench.py's peer interface over Dispatcher.handle with the Redis store and a recording sender."""
 
     name = "botflow"
-    key_patterns = (PREFIX + ":*",)
+    # Every key but the epoch record (`stores.lost`): the driver deletes the keys between warm-up and the
+    # measured run, which to a running replica is a Redis that lost its data (it says so and pauses new
+    # dialogs while the replicas compare notes); a measured run is the steady state, not that event.
+    key_patterns = (PREFIX + ":v1:[^e]*", PREFIX + ":v1:e[^p]*")
 
     def __init__(self, redis_url: str, ttl: int, workload: Any, serve_gc: bool = True) -> None:
         self.redis_url = redis_url
