@@ -39,14 +39,16 @@ class Dialog(msgspec.Struct, frozen=True):
 
     def to_dict(self) -> dict[str, Any]:
         """This dialog as JSON-ready data."""
-        return {
+        out = {
             "flow": self.flow, "version": self.version, "state": self.state,
             "data": self.data, "history": self.history, "attempts": self.attempts,
             "started_at": self.started_at, "updated_at": self.updated_at,
             "entered_at": self.entered_at, "reminded": self.reminded,
             "timeout_held": self.timeout_held,
-            **({"language": self.language} if self.language is not None else {}),
         }
+        if self.language is not None:
+            out["language"] = self.language
+        return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Dialog:

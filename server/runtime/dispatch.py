@@ -316,12 +316,13 @@ class Dispatcher:
         commit = TurnCommit(after, dedupe=dedupe, had_timer=had_timer, outbox_lease=OUTBOX_LEASE)
         if self.counting:
             commit.counts = Counts([], prior_gone=live is None)
-        edit = None
-        if pressed is not None and dialog is not None:
-            pressed_in = flow.state(dialog.state)
-            if pressed_in is not None and pressed_in.after_press != "keep":
-                edit = {**pressed, "mode": pressed_in.after_press}
-        commit.outbox = opening_items(turn.user, chat, callback_id, now, edit)
+        if callback_id is not None:  # a press: acknowledged first, with what becomes of its buttons
+            edit = None
+            if pressed is not None and dialog is not None:
+                pressed_in = flow.state(dialog.state)
+                if pressed_in is not None and pressed_in.after_press != "keep":
+                    edit = {**pressed, "mode": pressed_in.after_press}
+            commit.outbox = opening_items(turn.user, chat, callback_id, now, edit)
         if lost is not None:
             commit.outbox.append(lost_place(latest if latest is not None else flow, turn.user, chat, now))
         turn_events.fold(result.events, Fold(commit, turn.bot, turn.user, chat, now, live, commit.counts))

@@ -76,7 +76,8 @@ class Keys(Bucket):
     def user(self, bot: str, user: str) -> str:
         """The common part of one dialog's keys; the braces keep them in one slot (a cluster's: the
         bucket's, whose tag comes first)."""
-        return f"{self.of(bot).base}{{{bot}:{user}}}:"
+        base = self.of(bot).base if self.buckets else self.base  # (one call fewer a turn on a single Redis)
+        return f"{base}{{{bot}:{user}}}:"
 
     def rate_key(self, bot: str) -> str:
         """The bot's shared send schedule (`channels.ratelimit`), in the bot's bucket."""

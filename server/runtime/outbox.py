@@ -381,9 +381,10 @@ class Outbox:
         `slot_at`: when (time.monotonic()) the rate slot the store already reserved for it comes; None
         asks the limiter.
         """
-        if slot_at is None or slot_at < time.monotonic() - LATE_SLOT:
+        moment = time.monotonic()
+        if slot_at is None or slot_at < moment - LATE_SLOT:
             waited = await self.limiter.acquire(bot.id)
-        elif (waited := slot_at - time.monotonic()) > SLOT_GRAIN:
+        elif (waited := slot_at - moment) > SLOT_GRAIN:
             await asyncio.sleep(waited)
             if time.monotonic() - slot_at > LATE_SLOT:  # woken late: the slot went by meanwhile
                 waited += await self.limiter.acquire(bot.id)

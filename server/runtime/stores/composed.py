@@ -1,7 +1,8 @@
 """A whole store made of one part per port: each port's calls go to the part that provides it.
 
 The forwarders are plain functions handing back the part's coroutine (or async iterator), so a call
-through the whole store costs one function call more, never another coroutine.
+through the whole store costs one function call more, never another coroutine; the calls every turn makes
+are the part's own bound methods, not even that.
 """
 from __future__ import annotations
 
@@ -26,6 +27,12 @@ class ComposedStore(DialogStore):
         self.name = health.name
         self.batches_acks = outbox.batches_acks
         self.min_replicas = health.min_replicas
+        # Every turn's calls: the part's own methods (the forwarders below stay for the type and the reader).
+        self.begin = turns.begin  # type: ignore[method-assign]
+        self.commit = turns.commit  # type: ignore[method-assign]
+        self.release = turns.release  # type: ignore[method-assign]
+        self.outbox_done = outbox.outbox_done  # type: ignore[method-assign]
+        self.outbox_acks = outbox.outbox_acks  # type: ignore[method-assign]
 
     # DialogTurns
     def begin(self, bot: str, user: str, token: str, dedupe: str | None = None, *,

@@ -128,27 +128,26 @@ class RedisTurns(DialogTurns):
         return bool(await self.conn.run(RENEW, [self.conn.keys.user(bot, user) + "l"], [token, LOCK_MS]))
 
     async def commit(self, bot: str, user: str, token: str, write: TurnCommit, loaded: Loaded) -> Next | None:
-        base, now, counts = self.conn.keys.user(bot, user), self.conn.clock(), write.counts
-        asked = time.monotonic()
-        dialog = dialog_codec.encode(write.dialog) if write.dialog is not None else b""
-        bucket = int(now // MARK_BUCKET)
+        conn, saved, counts, dedupe = self.conn, write.dialog, write.counts, write.dedupe
+        base, now, asked = conn.keys.user(bot, user), conn.clock(), time.monotonic()
+        dialog = dialog_codec.encode(saved) if saved is not None else b""
         wake = write.timer_due
-        if counts is not None and write.dialog is not None:  # its expiry is counted when the timers find it gone
+        if counts is not None and saved is not None:  # its expiry is counted when the timers find it gone
             expiry = now + write.ttl + EXPIRY_MARGIN
-            wake = expiry if wake is None else min(wake, expiry)
-        names = self._keys_of(bot, bucket)
-        timeline = write.timeline
+            wake = expiry if wake is None or expiry < wake else wake
+        names = self._keys_of(bot, int(now // MARK_BUCKET))
+        timeline, locked = write.timeline, loaded.locked
         args = CommitArgs(
             VERSION, token, member(bot, user), _time(now), _text(lease_end(now + write.outbox_lease)),
             _MARK_TTL, STREAM_MAX, LOCK_MS, ttl=int(write.ttl),
-            mark=_text(mark(user, write.dedupe)) if write.dedupe is not None else None,
+            mark=_text(mark(user, dedupe)) if dedupe is not None else None,
             wake=_time(wake) if wake is not None else None, had_timer=write.had_timer,
             timeline=_text(_encode(timeline)) if timeline is not None else None,
-            brief=isinstance(timeline, list), rate_ms=self.conn.rate_ms, unlocked=not loaded.locked,
+            brief=timeline.__class__ is list, rate_ms=conn.rate_ms, unlocked=not locked,
             unmark=loaded.mark is not None,
             outbox=[_text(_encode(_id_first(item))) for item in write.outbox])
         if counts is not None:
-            after, stored = write.dialog, loaded.dialog
+            after, stored = saved, loaded.dialog
             if after is None:
                 info = None
             elif (not counts.prior_gone and stored is not None and stored.get("state") == after.get("state")
@@ -162,12 +161,12 @@ class RedisTurns(DialogTurns):
         if write.actions:
             args.actions = [part for action in write.actions for part in (action["id"], _text(_encode(action)))]
         keys = [base + "l", base + "d", names.timeline, names.marks[0], names.timers, base + "o", *names.shared,
-                self.conn.keys.turn_mark(base)]
-        if not loaded.locked and write.dedupe is not None:
+                conn.keys.turn_mark(base)]
+        if not locked and dedupe is not None:
             keys += names.marks[1:]
         try:
-            result = await self.conn.client.run(  # `_run` written out: one coroutine fewer a turn
-                COMMIT, keys, [encode_commit(args), dialog, b"" if loaded.locked else loaded.handle])
+            result = await conn.client.run(  # `_run` written out: one coroutine fewer a turn
+                COMMIT, keys, [encode_commit(args), dialog, b"" if locked else loaded.handle])
         except (StoreUnavailable, RedisError) as exc:
             self.written.forget(base)  # it may or may not have been saved
             if isinstance(exc, RedisError):
@@ -176,10 +175,9 @@ class RedisTurns(DialogTurns):
         if not result:
             self.written.forget(base)
             raise LockLost(f"{bot}/{user}")
-        if result == 1 or result[0] == 2:
-            self.lost.remember(base, write.dialog, now + write.ttl)
         if result == 1:
-            self.written.remember(base, dialog, write.dialog)
+            self.lost.remember(base, saved, now + write.ttl)
+            self.written.remember(base, dialog, saved)
             return None
         if result[0] == 3:
             self.written.forget(base)
@@ -187,7 +185,8 @@ class RedisTurns(DialogTurns):
             if found.status == OK and (found.mark is not None or base in self.lost.turns):
                 found.lost = await self.lost.loaded(base, found.dialog, now, found.mark)
             raise Changed(found)
-        self.written.remember(base, dialog, write.dialog)
+        self.lost.remember(base, saved, now + write.ttl)
+        self.written.remember(base, dialog, saved)
         first, held = slot_at(result[1]), held_until(asked, write.outbox_lease)
         if len(write.outbox) == 1:
             return Next(write.outbox[0], first, held=held)
