@@ -39,7 +39,7 @@ def run(args: Namespace) -> int:
         from server.app import create_app
         from server.logs import configure
         from server.preflight import prepare_or_exit_status
-        from server.read_deadline import with_deadlines
+        from server.read_deadline import guarded
 
         configure(settings.log_format, settings.secret_key, [settings.bootstrap_token, settings.metrics_token])
         status = prepare_or_exit_status(settings)
@@ -53,7 +53,7 @@ def run(args: Namespace) -> int:
         # No access log: one formatted line per request costs about as much CPU as a webhook's reply call, and
         # the runtime logs what goes wrong itself. `--access-log` turns it back on.
         config = uvicorn.Config(app, host=host, port=port, log_level="info", proxy_headers=True, log_config=None,
-                                http=with_deadlines(HttpToolsProtocol, settings.max_connections),
+                                http=guarded(HttpToolsProtocol, settings.max_connections),
                                 access_log=bool(getattr(args, "access_log", False)),
                                 timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout)))
     except KeyboardInterrupt as stop:
