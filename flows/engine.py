@@ -266,7 +266,8 @@ def _input(fp: FlowPlan, sp: StatePlan, inp: Input, s: Dialog, update: Update, n
     verdict = inputs.check(inp, text, attachments)
     quoted = f'Input "{inputs.shown(text, attachments)}"'
     if verdict.ok:
-        s = replace(s, attempts=0)
+        if s.attempts:
+            s = replace(s, attempts=0)
         events: list[Event] = []
         if inp.save_as:
             s.data[inp.save_as] = verdict.value
