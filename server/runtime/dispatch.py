@@ -310,7 +310,7 @@ class Dispatcher:
             # dialog). The field stays, empty, in the stored shape the store's codec reads fastest.
             after["chat_id"] = None
             # Counted up on every turn, so the store's going back in time shows (`stores.lost`).
-            after["turn"] = (lost[1] if lost is not None else (stored or {}).get("turn") or 0) + 1
+            after["turn"] = (lost[1] if lost is not None else (stored.get("turn") or 0) if stored is not None else 0) + 1
         expired = dialog is not None and now >= dialog.updated_at + flow.settings.session_ttl
         live = None if expired else dialog
         commit = TurnCommit(after, dedupe=dedupe, had_timer=had_timer, outbox_lease=OUTBOX_LEASE)

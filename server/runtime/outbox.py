@@ -174,10 +174,6 @@ class Outbox:
                 self._held[key] = held_until(asked, LEASE) if key in held else 0.0
         return len(held) == len(keys)
 
-    def _holds(self, key: tuple[str, str], owner: str) -> bool:
-        """Whether this chain's claim is still proved its own right now (no round trip)."""
-        return self.working.get(key) == owner and time.monotonic() < self._held.get(key, 0.0)
-
     async def pass_once(self) -> None:
         now, asked = self.clock(), time.monotonic()
         owner = new_token()  # a fencing token of its own for each pass's claims: a claim taken again is new
@@ -392,7 +388,8 @@ class Outbox:
             waited = 0.0  # that close (or past), it goes at once: nothing was waited
         if waited > 0:
             self._rate_waits(bot.id).inc(waited)
-        if key is not None and not self._holds(key, owner):  # the fence: checked right before the call
+        # The fence, right before the call: the chain's claim is still proved its own (no round trip).
+        if key is not None and (self.working.get(key) != owner or time.monotonic() >= self._held.get(key, 0.0)):
             return FENCED, 0.0
         started = time.perf_counter()
         try:
