@@ -33,8 +33,12 @@ else
     return {3, 0, stored, turn_mark}
   end
 end
-if dialog == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], dialog, 'EX', A.ttl) end
-if A.unmark or dialog == '' then redis.call('DEL', KEYS[14]) end
+if dialog == '' then
+  redis.call('DEL', KEYS[2], KEYS[14])  -- the turn mark goes with the dialog, in the same call
+else
+  redis.call('SET', KEYS[2], dialog, 'EX', A.ttl)
+  if A.unmark then redis.call('DEL', KEYS[14]) end
+end
 if A.mark and redis.call('SADD', KEYS[4], A.mark) == 1 and redis.call('TTL', KEYS[4]) < 0 then
   redis.call('EXPIRE', KEYS[4], A.mark_ttl)
 end
