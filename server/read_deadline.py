@@ -116,7 +116,7 @@ class Guarded(asyncio.Protocol):
         self._arm(HEAD_SECONDS)
 
     def data_received(self, data: bytes) -> None:
-        if self.watched is None:  # refused at the cap
+        if self.watched is None or self.watched.transport.is_closing():  # refused at the cap, or answered 400
             return
         if not self.upgraded:
             try:
