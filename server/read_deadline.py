@@ -18,6 +18,9 @@ from server.errors import error_body
 
 HEAD_SECONDS = 10.0  # from connecting (or the request's first byte) until its headers are all in
 BODY_SECONDS = 30.0  # from the headers until the whole body is in
+# How often the open connections' deadlines are looked at: one timer per process instead of a timer set and
+# cancelled at each step of every request (a deadline is kept to within this much).
+SWEEP_EVERY = 1.0
 DEFAULT_MAX_CONNECTIONS = 1000
 
 _SLOW = msgspec.json.encode(error_body(
@@ -89,7 +92,8 @@ class Guarded(asyncio.Protocol):
 
     inner_class: type[Any]
     max_connections = DEFAULT_MAX_CONNECTIONS
-    open = 0  # connections of this class open now
+    watching: set[Guarded] = set()  # connections of this class open now (`guarded()` gives each class its own)
+    sweeping: asyncio.TimerHandle | None = None  # the next look at their deadlines
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.inner = self.inner_class(*args, **kwargs)
@@ -100,20 +104,22 @@ class Guarded(asyncio.Protocol):
         self.watched: _Watched | None = None
         self.upgraded = False
         self.url = b""
-        self._deadline: asyncio.TimerHandle | None = None
+        self.deadline = 0.0  # (loop time) when the request being read is too late; 0: nothing is awaited
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         transport = cast(asyncio.Transport, transport)  # a stream's (uvloop's too): write, close, pause_reading
         self.transport = transport
         cls = type(self)
-        if cls.open >= cls.max_connections:
+        if len(cls.watching) >= cls.max_connections:
             transport.write(_answer(b"503 Service Unavailable", _FULL))
             transport.close()
             return
-        cls.open += 1
+        cls.watching.add(self)
         self.watched = _Watched(transport, self.loop)
         self.inner.connection_made(self.watched)
         self._arm(HEAD_SECONDS)
+        if cls.sweeping is None:
+            cls.sweeping = self.loop.call_later(SWEEP_EVERY, cls.sweep, self.loop)
 
     def data_received(self, data: bytes) -> None:
         if self.watched is None or self.watched.transport.is_closing():  # refused at the cap, or answered 400
@@ -140,7 +146,7 @@ class Guarded(asyncio.Protocol):
         self._disarm()
         if self.watched is None:
             return
-        type(self).open -= 1
+        type(self).watching.discard(self)
         self.watched.flush()
         self.inner.connection_lost(exc)
 
@@ -170,17 +176,21 @@ class Guarded(asyncio.Protocol):
         self._disarm()
 
     def _arm(self, seconds: float) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-        self._deadline = self.loop.call_later(seconds, self._too_slow)
+        self.deadline = self.loop.time() + seconds
 
     def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+        self.deadline = 0.0
+
+    @classmethod
+    def sweep(cls, loop: asyncio.AbstractEventLoop) -> None:
+        """Close the connections whose request is late; look again in SWEEP_EVERY while any is open."""
+        now = loop.time()
+        for late in [conn for conn in cls.watching if conn.deadline and now >= conn.deadline]:
+            late._too_slow()
+        cls.sweeping = loop.call_later(SWEEP_EVERY, cls.sweep, loop) if cls.watching else None
 
     def _too_slow(self) -> None:
-        self._deadline = None
+        self.deadline = 0.0
         watched = self.watched
         if watched is None or watched.transport.is_closing():
             return
@@ -193,4 +203,5 @@ class Guarded(asyncio.Protocol):
 def guarded(inner: type, max_connections: int) -> type[Guarded]:
     """The protocol class for uvicorn's `http=`: `inner` with read deadlines and at most `max_connections`
     connections open."""
-    return type("GuardedHttp", (Guarded,), {"inner_class": inner, "max_connections": max_connections, "open": 0})
+    return type("GuardedHttp", (Guarded,), {"inner_class": inner, "max_connections": max_connections,
+                                           "watching": set(), "sweeping": None})

@@ -75,6 +75,7 @@ async def test_a_request_whose_head_stalls_gets_408_and_an_answered_one_is_only_
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(read_deadline, "HEAD_SECONDS", 0.01)
     monkeypatch.setattr(read_deadline, "BODY_SECONDS", 0.01)
+    monkeypatch.setattr(read_deadline, "SWEEP_EVERY", 0.01)
     protocol, transport = await opened()
     protocol.data_received(b"GET /healthz HTTP/1.1\r\nX-Slow: ")
     await asyncio.sleep(0.05)
