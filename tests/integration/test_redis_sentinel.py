@@ -59,8 +59,18 @@ async def test_the_store_follows_a_failover_to_the_promoted_replica(sqlite_url: 
                 await asyncio.sleep(0.25)
             followed = time.monotonic() - killed
             assert statuses[-1] == 200 and set(statuses[:-1]) <= {503}, statuses
-            assert sorted(str(role(each)) for each in replicas) == ["master", "slave"]
             assert followed < 10, f"the failover was followed after {followed:.1f} s"
+            # The sentinels end with one master and its replica. On a loaded host a failover can outlast
+            # their 3 s failover-timeout and be tried again, and for a while both replicas say "master"
+            # (seen twice in CI runs) until the sentinels turn the one they did not choose back.
+            settled = time.monotonic() + 15
+            roles = sorted(str(role(each)) for each in replicas)
+            while roles != ["master", "slave"] and time.monotonic() < settled:
+                await asyncio.sleep(0.25)
+                roles = sorted(str(role(each)) for each in replicas)
+            assert roles == ["master", "slave"], roles
+            # and the one turned back has caught up, so a turn can be held by a replica again (MIN_REPLICAS=1)
+            replicas_up(next(each for each in replicas if role(each) == "master"), 1)
             await fake_max.wait_for(lambda f: len(texts(f, 9401)) >= 3, timeout=5)
             # the dialog went on where it was: the promoted replica held every acknowledged turn
             assert texts(fake_max, 9401)[:2] == [HELLO, ASK_PHONE]
