@@ -100,7 +100,6 @@ class Guarded(asyncio.Protocol):
         self.loop = kwargs.get("_loop") or asyncio.get_event_loop()
         self.parser = httptools.HttpRequestParser(self)
         self.parser.set_dangerous_leniencies(lenient_data_after_close=True)  # as uvicorn's own parser
-        self.transport: asyncio.Transport | None = None
         self.watched: _Watched | None = None
         self.upgraded = False
         self.url = b""
@@ -108,7 +107,6 @@ class Guarded(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         transport = cast(asyncio.Transport, transport)  # a stream's (uvloop's too): write, close, pause_reading
-        self.transport = transport
         cls = type(self)
         if len(cls.watching) >= cls.max_connections:
             transport.write(_answer(b"503 Service Unavailable", _FULL))
